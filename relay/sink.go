@@ -1,0 +1,44 @@
+package relay
+
+import (
+	"time"
+
+	"github.com/diagrelay/diagrelay/diag"
+)
+
+// Notification is one UI notification for the parent session.
+type Notification struct {
+	// Thread is the child thread path the report came from, or "" for the
+	// host-wide summary of notifications that were not shown.
+	Thread string
+	// Text is readable, already sanitized text naming the thread path, the
+	// source (if any) and the message.
+	Text string
+	// Level is the report's level; it maps to pi's notifyType.
+	Level diag.Level
+}
+
+// Notifier is the parent session's UI notify API. It is never called in
+// print mode.
+type Notifier interface {
+	Notify(n Notification) error
+}
+
+// Message is one non-waking parent message: a delivered report addressed to
+// the recipient thread (parent ?? owner of the reporting thread).
+type Message struct {
+	Recipient string     `json:"recipient"`
+	From      string     `json:"from"`
+	Text      string     `json:"text"` // the labeled, JSON-quoted form of SPEC §7
+	Level     diag.Level `json:"level"`
+	Source    string     `json:"source"`
+	Message   string     `json:"message"`
+	At        time.Time  `json:"at"`
+}
+
+// Mailbox delivers a Message to its recipient. Post returns only once the
+// message is stored as durably as the mailbox can store it; an error means
+// it was not stored.
+type Mailbox interface {
+	Post(m Message) error
+}
