@@ -1,14 +1,15 @@
 module github.com/diagrelay/diagrelay
 
-go 1.26
+go 1.26.0
 
 require (
-	github.com/asaskevich/EventBus v0.0.0-20200907212545-49d423059eef // indirect
-	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
-	golang.org/x/mod v0.43.0 // indirect
-	golang.org/x/sys v0.45.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	github.com/asaskevich/EventBus v0.0.0-20200907212545-49d423059eef
+	github.com/clipperhouse/uax29/v2 v2.7.0
+	go.etcd.io/bbolt v1.5.0
+	golang.org/x/mod v0.43.0
+	golang.org/x/text v0.44.0
+	golang.org/x/time v0.16.0
+	pgregory.net/rapid v1.3.0
 )
+
+require golang.org/x/sys v0.45.0 // indirect

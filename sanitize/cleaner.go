@@ -1,0 +1,311 @@
+package sanitize
+
+import (
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// maxNonStarters is the Stream-Safe Text Format limit (UAX #15) that norm
+// enforces by inserting U+034F; the cleaner drops the excess instead.
+const maxNonStarters = 30
+
+// What the last character written to the output was, for the joiner rule.
+const (
+	prevNone    uint8 = iota // nothing written yet
+	prevVisible              // a kept character other than a space or joiner
+	prevJoiner
+)
+
+// cleaner is the one-pass state machine behind Clean and Writer. It reads
+// bytes, removes escape sequences and unwanted characters, and writes the
+// kept characters to its output, normalizing each NFC segment as it closes.
+// It can be fed in pieces: every state that spans input is a field.
+//
+// Until the first change, the output is the window src[lo:hi] of the input
+// and nothing is copied (out is nil), which makes clean input free of
+// allocations. After it, the output is out followed by the span src[lo:hi],
+// which is extended while kept input is contiguous; textRun copies into out
+// directly, in bulk.
+type cleaner struct {
+	limit int  // > 0: cut to this many UTF-16 units
+	done  bool // the limit is certainly exceeded: the rest of the input is irrelevant
+
+	esc     uint8 // escape-sequence state, see escape.go
+	invalid bool  // the previous byte was part of an invalid UTF-8 sequence
+
+	src    string // the input being fed
+	out    []byte // the output, except the span
+	lo, hi int    // the span: src[lo:hi] follows out
+	mat    bool   // out is in use (the output is no longer just the span)
+	tmp    []byte // scratch for normalizing a segment
+
+	units    int  // with a limit: UTF-16 units written (the open segment not yet normalized)
+	seg      int  // output offset where the open NFC segment starts
+	segUnits int  // units before seg
+	dirty    bool // the open segment holds a character NFC may change
+
+	ss    int // non-starters at the end of the output, norm's counting
+	prev  uint8
+	space bool // a space is pending: written only if a kept character follows
+	spAt  int  // offset in src of the pending space if it is one ' ' byte, or -1
+
+	runN  int     // pending joiners (3 means "3 or more")
+	runOK bool    // the first pending joiner directly follows a visible character
+	run   [2]rune // the first two pending joiners
+	runAt [2]int  // their offsets in src, or -1
+}
+
+func (c *cleaner) olen() int { return len(c.out) + c.hi - c.lo }
+
+// materialize moves the output into out; from then on the span is appended
+// to out whenever it cannot be extended.
+func (c *cleaner) materialize() {
+	n := c.hi - c.lo
+	want := len(c.src) - c.hi + n + 8
+	if c.limit > 0 {
+		// The output never grows much past the limit: 3 bytes per unit at
+		// most, plus one open segment.
+		want = min(want, 3*c.limit+256)
+	}
+	c.out = make([]byte, n, max(want, n+16))
+	copy(c.out, c.src[c.lo:c.hi])
+	c.lo = c.hi
+	c.mat = true
+}
+
+// flushSpan appends the pending span to out.
+func (c *cleaner) flushSpan() {
+	if !c.mat {
+		c.materialize()
+		return
+	}
+	c.out = append(c.out, c.src[c.lo:c.hi]...)
+	c.lo = c.hi
+}
+
+// copySrc writes src[a:b]: it only extends the span when it can.
+func (c *cleaner) copySrc(a, b int) {
+	if c.hi == a && c.lo != c.hi {
+		c.hi = b
+		return
+	}
+	c.newSpan(a, b)
+}
+
+func (c *cleaner) newSpan(a, b int) {
+	if c.lo != c.hi {
+		c.flushSpan()
+	}
+	c.lo, c.hi = a, b
+}
+
+func (c *cleaner) writeString(s string) {
+	c.flushSpan()
+	c.out = append(c.out, s...)
+}
+
+// boundary is called before a starter is written: it normalizes the open
+// segment if needed, and stops the cleaner once the output is certainly
+// longer than the limit. At that point the output so far is final (NFC
+// cannot change it any more) and is all the cut needs.
+func (c *cleaner) boundary() bool {
+	if c.dirty || c.limit > 0 {
+		return c.boundarySlow()
+	}
+	c.seg, c.segUnits = c.olen(), c.units
+	return true
+}
+
+func (c *cleaner) boundarySlow() bool {
+	if c.dirty {
+		c.normalize()
+	}
+	if c.limit > 0 && c.units > c.limit {
+		c.done = true
+		return false
+	}
+	c.seg, c.segUnits = c.olen(), c.units
+	return true
+}
+
+// normalize replaces the open segment with its NFC form.
+func (c *cleaner) normalize() {
+	c.dirty = false
+	if n := len(c.out); c.seg >= n {
+		if norm.NFC.IsNormalString(c.src[c.lo+c.seg-n : c.hi]) {
+			return
+		}
+		c.flushSpan()
+	} else {
+		c.flushSpan()
+		if norm.NFC.IsNormal(c.out[c.seg:]) {
+			return
+		}
+	}
+	c.tmp = norm.NFC.Append(c.tmp[:0], c.out[c.seg:]...)
+	c.out = append(c.out[:c.seg], c.tmp...)
+	c.units = c.segUnits + units16(c.tmp)
+}
+
+// keep prepares the output for a kept character other than a space or a
+// joiner, with properties p, and reports whether to write it. It is false
+// for a non-starter beyond the stream-safe limit, and once done.
+func (c *cleaner) keep(p props) bool {
+	lead := p.lead()
+	if lead > 0 && c.ss+lead > maxNonStarters && !c.space && !(c.runN > 0 && c.runKept()) {
+		return false
+	}
+	if c.runN > 0 && !c.endRun() {
+		return false
+	}
+	if c.space && !c.writeSpace() {
+		return false
+	}
+	if p.starter() && !c.boundary() {
+		return false
+	}
+	if lead == 0 {
+		c.ss = p.trail()
+	} else {
+		c.ss += lead
+	}
+	if !p.stable() {
+		c.dirty = true
+	}
+	c.prev = prevVisible
+	return true
+}
+
+// keepRune writes the kept character src[a:b].
+func (c *cleaner) keepRune(p props, a, b int) {
+	if c.keep(p) {
+		c.copySrc(a, b)
+		c.units += 1 + (b-a)>>2 // 4-byte characters are surrogate pairs
+	}
+}
+
+// replacement writes U+FFFD for an invalid byte sequence.
+func (c *cleaner) replacement() {
+	if c.keep(plain) {
+		c.writeString("\uFFFD")
+		c.units++
+	}
+}
+
+// flushPending resolves pending joiners and writes a pending space, before
+// a kept character.
+func (c *cleaner) flushPending() bool {
+	if c.runN > 0 && !c.endRun() {
+		return false
+	}
+	return !c.space || c.writeSpace()
+}
+
+// spaceChar handles a whitespace character at input offset at (-1 unless it
+// is a single ' ' byte): spaces collapse, and leading and trailing ones go.
+func (c *cleaner) spaceChar(at int) {
+	if c.runN > 0 && !c.endRun() {
+		return
+	}
+	if c.prev == prevNone || c.space {
+		return
+	}
+	c.space, c.spAt = true, at
+}
+
+func (c *cleaner) writeSpace() bool {
+	c.space = false
+	if !c.boundary() {
+		return false
+	}
+	if c.spAt >= 0 {
+		c.copySrc(c.spAt, c.spAt+1)
+	} else {
+		c.writeString(" ")
+	}
+	c.units++
+	c.ss = 0
+	return true
+}
+
+// joiner records one of the four invisible characters (U+200C, U+200D,
+// U+FE0E, U+FE0F) at input offset at. Joiners are held until the next kept
+// character shows whether they stand alone.
+func (c *cleaner) joiner(r rune, at int) {
+	if c.runN == 0 {
+		c.runOK = c.prev == prevVisible && !c.space
+	}
+	if c.runN < 2 {
+		c.run[c.runN], c.runAt[c.runN] = r, at
+	}
+	if c.runN < 3 {
+		c.runN++
+	}
+}
+
+// runKept reports whether the pending joiners survive: a single one directly
+// after a visible character, or U+FE0F U+200D (an emoji presentation selector
+// before a zero-width joiner, as in 🏳️‍🌈).
+func (c *cleaner) runKept() bool {
+	return c.runOK && (c.runN == 1 || c.runN == 2 && c.run[0] == 0xFE0F && c.run[1] == 0x200D)
+}
+
+// endRun writes or drops the pending joiners; a non-joiner (or the end of
+// the input) follows them.
+func (c *cleaner) endRun() bool {
+	kept := c.runKept()
+	n := c.runN
+	c.runN = 0
+	if !kept {
+		return true
+	}
+	for k := range n {
+		if !c.boundary() {
+			return false
+		}
+		if at := c.runAt[k]; at >= 0 {
+			c.copySrc(at, at+3) // all four joiners are 3 bytes long
+		} else {
+			c.flushSpan()
+			c.out = utf8.AppendRune(c.out, c.run[k])
+		}
+		c.units++
+	}
+	c.ss = 0
+	c.prev = prevJoiner
+	return true
+}
+
+// finish ends the text: pending joiners are resolved, a pending space is
+// dropped and the last segment is normalized.
+func (c *cleaner) finish() {
+	if c.done {
+		return
+	}
+	if c.runN > 0 && !c.endRun() {
+		return
+	}
+	c.space = false
+	if c.dirty {
+		c.normalize()
+	}
+	c.seg, c.segUnits = c.olen(), c.units
+}
+
+// result returns the finished text, cut to the limit.
+func (c *cleaner) result() string {
+	var x string
+	if c.mat {
+		c.flushSpan()
+		// out is never written again: this is what strings.Builder does.
+		x = unsafe.String(unsafe.SliceData(c.out), len(c.out))
+	} else {
+		x = c.src[c.lo:c.hi]
+	}
+	if c.limit > 0 && c.units > c.limit {
+		return cut(x, c.limit)
+	}
+	return x
+}

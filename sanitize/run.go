@@ -1,0 +1,342 @@
+package sanitize
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// A character a run may take: kept, NFC-stable, a starter, with no leading
+// non-starters (trailing ones, as in é, are fine).
+const (
+	runMask  = kindMask | propStable | propStarter | 3<<4
+	runProps = kindKeep | propStable | propStarter
+)
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// textRun writes the run of plain text that starts at s[i], a printable
+// ASCII character or one with runProps, and returns where it ends. A run is
+// such characters, single spaces between them, and complete CSI sequences,
+// which are removed: no other rule applies to any of it, so it is copied
+// as it is. This is the hot path; everything else goes through feed.
+//
+// While the output is still the window src[lo:hi], the run only extends
+// it; once materialized, the run copies into out directly (eight bytes at a
+// time for ASCII), with room reserved up front.
+//
+// A space at the end of the run is given back as pending: whether it is
+// written depends on what follows.
+func (c *cleaner) textRun(s string, i int) int {
+	if (c.runN > 0 || c.space) && !c.flushPending() {
+		return i
+	}
+	if (c.dirty || c.limit > 0) && !c.boundarySlow() {
+		return i
+	}
+	// With a limit, the run reads at most as many bytes as there are units
+	// left before the limit is passed (a unit takes at least a byte), but
+	// at least 4, one whole character. The next boundary then stops the
+	// cleaner if the limit is passed. Without one, units are not counted.
+	end := len(s)
+	if c.limit > 0 {
+		end = min(end, i+max(c.limit+1-c.units, utf8.UTFMax))
+	}
+	mat := c.mat
+	if !mat && c.lo != c.hi && c.hi != i {
+		c.materialize() // a gap: the output is no longer a substring
+		mat = true
+	}
+	var out []byte // out[:cap] once materialized; o is the length
+	o := 0
+	if mat {
+		out, o = c.reserve(end - i)
+	} else if c.lo == c.hi {
+		c.lo, c.hi = i, i
+	}
+	start := c.olen()
+	s = s[:end]
+	j := i
+loop:
+	for j < len(s) {
+		b := byteAt(s, j)
+		switch {
+		case b-0x20 < 0x5F: // printable ASCII or a space
+			// A space after a space ends the run, also across a removed
+			// CSI (which materializes the output). The run starts with a
+			// non-space.
+			if b == ' ' && (mat && o > start && byteAtB(out, o-1) == ' ' || !mat && j > i && byteAt(s, j-1) == ' ') {
+				break loop
+			}
+			if j+8 > len(s) {
+				break // one byte, below
+			}
+			// Eight bytes at a time while all are plain; this one is,
+			// so at least one is taken. It is not a space after a space.
+			var prevSpace uint64
+			for {
+				// bad marks bytes < 0x20 or > 0x7E, and sp spaces: exact
+				// up to the first marked byte, which is all that is used
+				// (a false mark above it only ends the word early).
+				w := load64(s, j)
+				bad := ((w-0x20*lsb)&^w | (w + lsb) | w) & msb
+				t := w ^ 0x20*lsb
+				sp := (t - lsb) &^ t & msb
+				if mat {
+					store64(out, o, w) // room is reserved
+				}
+				if m := bad | sp&(sp<<8|prevSpace); m != 0 {
+					k := bits.TrailingZeros64(m) >> 3
+					j += k
+					o += k
+					// The most common interruption, an SGR code, is
+					// skipped right here once the output is materialized.
+					if !mat || byteAt(s, j) != 0x1B {
+						break
+					}
+					e := csiEnd(s, j)
+					if e < 0 || e+8 > len(s) || byteAt(s, e)-0x20 >= 0x5F {
+						break
+					}
+					j, prevSpace = e, 0
+					if byteAtB(out, o-1) == ' ' {
+						prevSpace = 0x80
+					}
+					continue
+				}
+				j += 8
+				o += 8
+				prevSpace = sp >> 56
+				if j+8 > len(s) {
+					break
+				}
+			}
+			continue
+		case b == 0x1B:
+			// A complete CSI sequence is removed without ending the run.
+			k := csiEnd(s, j)
+			if k < 0 {
+				break loop
+			}
+			if !mat {
+				c.hi = j
+				c.materialize()
+				mat = true
+				out, o = c.reserve(len(s) - k)
+			}
+			j = k
+			continue
+		case b < 0xC2:
+			break loop
+		default:
+			// Consecutive multi-byte characters, in a leaf function; the
+			// first one again through decode and lookup if that stops at
+			// once (it may only need its table block built).
+			k := plainChars(s, j)
+			if k == j {
+				r, n := decode(s, j)
+				if n == 0 || lookup(r)&runMask != runProps {
+					break loop
+				}
+				k = plainChars(s, j+n)
+			}
+			if k == j {
+				break loop
+			}
+			if mat {
+				if k-j <= 8 && j+8 <= len(s) { // room is reserved
+					store64(out, o, load64(s, j))
+					o += k - j
+				} else {
+					o += copy(out[o:], s[j:k])
+				}
+			}
+			j = k
+			continue
+		}
+		// A single ASCII byte.
+		if mat {
+			store8(out, o, b)
+		}
+		o++
+		j++
+	}
+	spaceEnd := mat && o > start && byteAtB(out, o-1) == ' ' || !mat && j > i && byteAt(s, j-1) == ' '
+	if mat {
+		c.out = out[:o]
+	} else {
+		c.hi = j
+	}
+	if spaceEnd {
+		// Give back the trailing space: the cleaner decides about it.
+		c.space, c.spAt = true, -1
+		if mat {
+			c.out = c.out[:len(c.out)-1]
+		} else {
+			c.hi--
+			c.spAt = c.hi
+		}
+	}
+	// The open segment is the last character: a mark may still follow.
+	var x string // the output's last bytes
+	if mat {
+		x = unsafe.String(unsafe.SliceData(c.out[start:]), len(c.out)-start)
+	} else {
+		x = c.src[c.lo+start : c.hi]
+	}
+	last := len(x) - 1
+	for x[last] >= 0x80 && x[last] < 0xC0 {
+		last--
+	}
+	c.ss = 0
+	if x[last] >= 0x80 {
+		r, _ := decode(x, last)
+		c.ss = lookup(r).trail()
+	}
+	c.prev = prevVisible
+	c.seg = start + last
+	if c.limit > 0 {
+		c.segUnits = c.units + units16(x[:last])
+		c.units = c.segUnits + units16(x[last:])
+	}
+	return j
+}
+
+// reserve flushes the span and makes room in out for n more bytes, plus 8
+// for an 8-byte store at the end. It returns out at full capacity and the
+// output length.
+func (c *cleaner) reserve(n int) ([]byte, int) {
+	if c.lo != c.hi {
+		c.out = append(c.out, c.src[c.lo:c.hi]...)
+		c.lo = c.hi
+	}
+	if cap(c.out)-len(c.out) < n+8 {
+		c.out = slices.Grow(c.out, n+8)
+	}
+	return c.out[:cap(c.out)], len(c.out)
+}
+
+// The hot loop reads and writes through these after checking the bounds
+// itself (j < len(s), j+8 <= len(s), room reserved in out): the compiler
+// cannot prove those checks, and repeating them costs about 8%.
+
+func byteAt(s string, i int) byte {
+	return *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
+}
+
+func load64(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i)), 8))
+}
+
+func store64(b []byte, i int, v uint64) {
+	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)), 8), v)
+}
+
+func byteAtB(b []byte, i int) byte {
+	return *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))
+}
+
+func store8(b []byte, i int, v byte) {
+	*(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)) = v
+}
+
+// csiEnd returns the end of the complete CSI sequence (ESC [ parameters
+// intermediates final) at s[j], which is ESC, or -1 if there is none. The
+// common short sequence is found inline.
+func csiEnd(s string, j int) int {
+	if j+10 <= len(s) && byteAt(s, j+1) == '[' {
+		if x := load64(s, j+2)&(0xE0*lsb) ^ 0x20*lsb; x != 0 {
+			k := j + 2 + bits.TrailingZeros64(x)>>3
+			if byteAt(s, k)-0x40 < 0x3F {
+				return k + 1
+			}
+			return -1
+		}
+	}
+	return csiEndSlow(s, j)
+}
+
+func csiEndSlow(s string, j int) int {
+	if j+1 >= len(s) || byteAt(s, j+1) != '[' {
+		return -1
+	}
+	// Parameters and intermediates (0x20-0x3F), eight at a time where
+	// possible.
+	k := j + 2
+	for {
+		if k+8 > len(s) {
+			for k < len(s) && byteAt(s, k)-0x20 < 0x20 {
+				k++
+			}
+			break
+		}
+		if x := load64(s, k)&(0xE0*lsb) ^ 0x20*lsb; x != 0 {
+			k += bits.TrailingZeros64(x) >> 3 // the first byte outside
+			break
+		}
+		k += 8
+	}
+	if k < len(s) && byteAt(s, k)-0x40 < 0x3F { // the final byte
+		return k + 1
+	}
+	return -1
+}
+
+// plainChars returns the end of the run of multi-byte characters with
+// runProps that starts at s[k], or k if the first is not one. It stops
+// early at a character whose table block is not built yet. It calls
+// nothing, so that its loop runs in registers.
+func plainChars(s string, k int) int {
+	var blk *[256]props
+	hi := rune(-1) // the block blk is for
+	for k < len(s) {
+		b := byteAt(s, k)
+		var r rune
+		n := 0
+		switch {
+		case b < 0xC2:
+			return k
+		case b < 0xE0:
+			if k+1 < len(s) {
+				if b1 := byteAt(s, k+1); b1&0xC0 == 0x80 {
+					r, n = rune(b&0x1F)<<6|rune(b1&0x3F), 2
+				}
+			}
+		case b < 0xF0:
+			if k+2 < len(s) {
+				b1, b2 := byteAt(s, k+1), byteAt(s, k+2)
+				r = rune(b&0x0F)<<12 | rune(b1&0x3F)<<6 | rune(b2&0x3F)
+				if b1&0xC0 == 0x80 && b2&0xC0 == 0x80 && r >= 0x800 && r&0xF800 != 0xD800 {
+					n = 3
+				}
+			}
+		case b < 0xF5:
+			if k+3 < len(s) {
+				b1, b2, b3 := byteAt(s, k+1), byteAt(s, k+2), byteAt(s, k+3)
+				r = rune(b&0x07)<<18 | rune(b1&0x3F)<<12 | rune(b2&0x3F)<<6 | rune(b3&0x3F)
+				if b1&0xC0 == 0x80 && b2&0xC0 == 0x80 && b3&0xC0 == 0x80 && r >= 0x10000 && r <= 0x10FFFF {
+					n = 4
+				}
+			}
+		}
+		if n == 0 || r>>8 != hi && r >= tableSize {
+			return k
+		}
+		if r>>8 != hi {
+			if blk = blocks[r>>8].Load(); blk == nil {
+				return k
+			}
+			hi = r >> 8
+		}
+		if blk[r&0xFF]&runMask != runProps {
+			return k
+		}
+		k += n
+	}
+	return k
+}

@@ -1,0 +1,164 @@
+package sanitize
+
+import (
+	"sync"
+	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// props packs what the cleaner needs to know about one code point into a
+// byte, so that the hot loop does a single table load per character:
+//
+//	bits 0-1  kind: keep, remove, space or joiner (the four invisibles)
+//	bit  2    stable: NFC leaves it alone whatever follows (NFC_QC=Yes, ccc 0,
+//	          does not combine backward)
+//	bit  3    starter: an NFC segment starts here (norm's BoundaryBefore)
+//	bits 4-5  leading non-starters, in norm's stream-safe counting
+//	bits 6-7  trailing non-starters, in norm's stream-safe counting
+type props uint8
+
+const (
+	kindKeep   props = 0
+	kindRemove props = 1
+	kindSpace  props = 2
+	kindJoiner props = 3 // U+200C, U+200D, U+FE0E, U+FE0F
+	kindMask   props = 3
+
+	propStable  props = 1 << 2
+	propStarter props = 1 << 3
+
+	// plain is the common case: a kept, NFC-stable starter with no
+	// non-starters in its decomposition.
+	plain = kindKeep | propStable | propStarter
+)
+
+func (p props) kind() props   { return p & kindMask }
+func (p props) stable() bool  { return p&propStable != 0 }
+func (p props) starter() bool { return p&propStarter != 0 }
+func (p props) lead() int     { return int(p>>4) & 3 }
+func (p props) trail() int    { return int(p>>6) & 3 }
+
+// The properties of the BMP and plane 1 (emoji, historic scripts) are kept
+// in 256-entry blocks built on first use, so that a program pays only for
+// the scripts it meets (about 20µs a block); higher code points are
+// classified on the fly, which is rare enough not to matter. Everything is
+// derived from the unicode and norm packages linked into the program, so
+// it always agrees with the NFC implementation used.
+const tableSize = 0x20000
+
+var (
+	blocks   [tableSize >> 8]atomic.Pointer[[256]props]
+	blocksMu sync.Mutex
+)
+
+// lookup returns the properties of r, a valid code point.
+func lookup(r rune) props {
+	if r < tableSize {
+		if b := blocks[r>>8].Load(); b != nil {
+			return b[r&0xFF]
+		}
+	}
+	return lookupSlow(r)
+}
+
+func lookupSlow(r rune) props {
+	if r < tableSize {
+		return buildBlock(r >> 8)[r&0xFF]
+	}
+	return classify(r)
+}
+
+func buildBlock(i rune) *[256]props {
+	blocksMu.Lock()
+	defer blocksMu.Unlock()
+	if b := blocks[i].Load(); b != nil {
+		return b
+	}
+	b := new([256]props)
+	for k := range rune(256) {
+		b[k] = classify(i<<8 | k)
+	}
+	blocks[i].Store(b)
+	return b
+}
+
+// classify computes the properties of r from the Unicode tables. See the
+// package documentation for the policy.
+func classify(r rune) props {
+	return kindOf(r) | normProps(r)
+}
+
+func kindOf(r rune) props {
+	switch {
+	case r == 0x200C || r == 0x200D || r == 0xFE0E || r == 0xFE0F:
+		return kindJoiner
+	case unicode.IsSpace(r):
+		return kindSpace
+	case r < 0x20 || 0x7F <= r && r < 0xA0, // C0, DEL, C1 (U+0085 is a space)
+		0xD800 <= r && r <= 0xDFFF, // surrogates never decode, but be total
+		unicode.Is(unicode.Cf, r),
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
+		unicode.Is(unicode.Noncharacter_Code_Point, r),
+		unicode.Is(unicode.Variation_Selector, r):
+		return kindRemove
+	}
+	return kindKeep
+}
+
+// normProps derives the normalization bits of r from the public norm API.
+// The non-starter counts follow norm's Stream-Safe Text Format accounting:
+// code points in r's compatibility decomposition that have a non-zero
+// combining class or combine backward, counted from the front and from the
+// back; a precomposed Hangul syllable trails its vowel (and final) jamo.
+// Keeping every run of these at most 30 means norm never inserts a U+034F
+// COMBINING GRAPHEME JOINER, which the cleaner would remove on a second pass.
+func normProps(r rune) props {
+	var buf [utf8.UTFMax]byte
+	b := buf[:utf8.EncodeRune(buf[:], r)]
+	var p props
+	nfc := norm.NFC.Properties(b)
+	if nfc.BoundaryBefore() {
+		p |= propStarter
+		// (A copy, so that buf does not escape for every code point.)
+		if nfc.Decomposition() == nil || norm.NFC.IsNormal(append([]byte(nil), b...)) {
+			p |= propStable
+		}
+	}
+	lead, trail := nonStarters(r, b)
+	return p | props(lead)<<4 | props(trail)<<6
+}
+
+func nonStarters(r rune, b []byte) (lead, trail int) {
+	const hangulBase, hangulEnd, jamoTCount = 0xAC00, 0xD7A4, 28
+	if hangulBase <= r && r < hangulEnd {
+		if (r-hangulBase)%jamoTCount == 0 {
+			return 0, 1 // LV: the vowel combines backward
+		}
+		return 0, 2 // LVT
+	}
+	d := norm.NFKC.Properties(b).Decomposition()
+	if d == nil {
+		if norm.NFKC.Properties(b).BoundaryBefore() {
+			return 0, 0
+		}
+		return 1, 1
+	}
+	// A decomposition is at most 18 code points (U+FDFA).
+	var ns [32]bool
+	n := 0
+	for i := 0; i < len(d) && n < len(ns); n++ {
+		p := norm.NFKC.Properties(d[i:])
+		ns[n] = !p.BoundaryBefore()
+		i += p.Size()
+	}
+	for lead < n && ns[lead] {
+		lead++
+	}
+	for trail < n && ns[n-1-trail] {
+		trail++
+	}
+	return min(lead, 3), min(trail, 3)
+}
