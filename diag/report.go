@@ -1,5 +1,7 @@
 package diag
 
+import "github.com/diagrelay/diagrelay/sanitize"
+
 // Topic is the child-bus topic on which extensions emit reports. The name is
 // kept identical to the original's for parity.
 const Topic = "pi-subagent-manager:diagnostic"
@@ -20,4 +22,38 @@ type Report struct {
 	Level   Level
 	Message string
 	Source  string
+}
+
+// The text limits that sanitize.Message and sanitize.Source apply, counted in
+// UTF-16 code units like the original's JavaScript length. They are
+// sanitize's; these names keep the report's rules readable in one place.
+const (
+	MessageLimit = sanitize.MessageLimit
+	SourceLimit  = sanitize.SourceLimit
+)
+
+// The most bytes a sanitized text can take: a UTF-16 code unit is at most 3
+// bytes of UTF-8 (a 4-byte character is 2 units). Gate.Admit refuses longer
+// texts, which bounds what a Gate keeps even for a report that skipped Parse.
+const (
+	MaxMessageBytes = 3 * MessageLimit
+	MaxSourceBytes  = 3 * SourceLimit
+)
+
+// Valid reports whether l is exactly Info, Warning or Error.
+func (l Level) Valid() bool { return l.code() != 0 }
+
+// levelCode is a Level in one byte, as a Gate stores it; 0 is invalid.
+type levelCode uint8
+
+func (l Level) code() levelCode {
+	switch l {
+	case Info:
+		return 1
+	case Warning:
+		return 2
+	case Error:
+		return 3
+	}
+	return 0
 }
