@@ -24,9 +24,10 @@ type Notifier interface {
 	Notify(n Notification) error
 }
 
-// Message is one non-waking parent message: a delivered report addressed to
-// the recipient thread (parent ?? owner of the reporting thread).
-type Message struct {
+// ParentMessage is one non-waking parent message: a delivered report
+// addressed to the recipient thread (parent ?? owner of the reporting
+// thread).
+type ParentMessage struct {
 	Recipient string     `json:"recipient"`
 	From      string     `json:"from"`
 	Text      string     `json:"text"` // the labeled, JSON-quoted form of SPEC §7
@@ -36,9 +37,9 @@ type Message struct {
 	At        time.Time  `json:"at"`
 }
 
-// Mailbox delivers a Message to its recipient. Post returns only once the
+// Mailbox delivers a ParentMessage to its recipient. Post returns only once the
 // message is stored as durably as the mailbox can store it; an error means
 // it was not stored.
 type Mailbox interface {
-	Post(m Message) error
+	Post(m ParentMessage) error
 }

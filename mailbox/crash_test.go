@@ -1,0 +1,142 @@
+package mailbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// crashEnv names the file the helper process posts to; when it is unset
+// TestCrashHelperProcess is skipped.
+const crashEnv = "DIAGRELAY_MAILBOX_CRASH_FILE"
+
+// TestCrashHelperProcess is not a test: TestCrashDurability runs it in a
+// subprocess. Eight goroutines post in a loop and print each message's
+// text once its Post has returned, until the process is killed.
+func TestCrashHelperProcess(t *testing.T) {
+	path := os.Getenv(crashEnv)
+	if path == "" {
+		t.Skip("helper process for TestCrashDurability")
+	}
+	s, err := Open(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	var out sync.Mutex
+	for g := range 8 {
+		go func() {
+			recipient := []string{"/root", "/k"}[g%2]
+			for i := 0; ; i++ {
+				text := fmt.Sprintf("g%d-%d", g, i)
+				if err := s.Post(msg(recipient, recipient+"/child", text, i)); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(3)
+				}
+				out.Lock()
+				os.Stdout.WriteString(recipient + " " + text + "\n") // one write: atomic on a pipe
+				out.Unlock()
+			}
+		}()
+	}
+	time.Sleep(30 * time.Second) // the parent kills us long before
+	os.Exit(4)
+}
+
+// Every Post that returned before a SIGKILL is in the file exactly once,
+// and the file opens cleanly and passes bbolt's consistency check.
+func TestCrashDurability(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a subprocess")
+	}
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill() // if the test fails before the timer does it
+	// Kill after the first acknowledged posts plus a while, mid-stream.
+	acked := map[string]string{} // text -> recipient
+	sc := bufio.NewScanner(stdout)
+	var timer *time.Timer
+	for sc.Scan() {
+		recipient, text, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			t.Fatalf("helper printed %q", sc.Text())
+		}
+		acked[text] = recipient
+		if timer == nil {
+			timer = time.AfterFunc(500*time.Millisecond, func() { cmd.Process.Kill() })
+		}
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("helper ended with %v, not by SIGKILL; stderr:\n%s", err, stderr.String())
+	}
+	if len(acked) < 10 {
+		t.Fatalf("only %d posts acknowledged before the kill; stderr:\n%s", len(acked), stderr.String())
+	}
+
+	s, err := Open(path, WithLockTimeout(0))
+	if err != nil {
+		t.Fatalf("reopening after the crash: %v", err)
+	}
+	defer s.Close()
+	if err := s.view(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("bbolt check after the crash: %v", err)
+	}
+	found := map[string]int{}
+	for _, r := range []string{"/root", "/k"} {
+		for {
+			es := mustRead(t, s, r, MaxReadLimit)
+			if len(es) == 0 {
+				break
+			}
+			for _, e := range es {
+				if e.Recipient != r {
+					t.Fatalf("entry for %q read under %q", e.Recipient, r)
+				}
+				text, _, _ := strings.Cut(e.Message, " #")
+				found[text]++
+				if want, ok := acked[text]; ok && want != r {
+					t.Fatalf("%s posted to %s, found under %s", text, want, r)
+				}
+			}
+			mustAck(t, s, r, ids(es), len(es))
+		}
+	}
+	for text, n := range found {
+		if n != 1 {
+			t.Errorf("%s stored %d times", text, n)
+		}
+	}
+	for text := range acked {
+		if found[text] != 1 {
+			t.Errorf("%s acknowledged by Post but not in the file", text)
+		}
+	}
+	t.Logf("%d posts acknowledged, %d in the file (the rest were in flight)", len(acked), len(found))
+}

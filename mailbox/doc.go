@@ -1,0 +1,52 @@
+// Package mailbox stores the parent messages of diagrelay (SPEC §7 item 2,
+// §8): each delivered child diagnostic becomes a non-waking message in the
+// mailbox of the recipient thread (the reporting thread's parent, or its
+// owner), where the host reads it with Read and acknowledges it with Ack.
+//
+// Two implementations satisfy relay.Mailbox and behave the same:
+// Memory, held in memory for tests and embedding, and Store, a durable
+// go.etcd.io/bbolt file (the service's DIR/mailbox.db).
+//
+// The contract:
+//
+//   - Post stores a message under a new id and returns only once it is
+//     stored: in memory for Memory; committed to the file and fsynced for
+//     Store, so a message whose Post returned survives a crash (kill -9,
+//     power loss on a disk that honors fsync). An error means nothing was
+//     stored. A message with no recipient, over MaxRecipientBytes or
+//     MaxMessageBytes, or with a time outside years 0 to 9999 (which JSON
+//     cannot carry) is refused by both implementations alike.
+//   - Ids are unique and increasing within a mailbox, across recipients
+//     and, for Store, across reopening: an id is never reused, not even
+//     after its entry was acknowledged.
+//   - Read returns a recipient's unacknowledged entries oldest first (in id
+//     order, which is the order the Posts were stored in), at most the
+//     limit asked (DefaultReadLimit when the limit is <= 0, never more than
+//     MaxReadLimit). Reading does not consume: delivery to the reader is
+//     at least once, and an entry stays readable until acknowledged, also
+//     across a crash or restart of the reader or the Store.
+//   - Ack removes the given entries of that recipient and returns how many
+//     it removed. Ids that are unknown, already acknowledged, repeated or
+//     another recipient's are ignored and not counted, so a reader can
+//     repeat an Ack safely and cannot remove other threads' messages. An
+//     acknowledged entry is deleted (Store commits the deletion before Ack
+//     returns), so the file holds only what is still to be read.
+//   - Message times are kept at nanosecond precision and returned in UTC,
+//     without a monotonic clock reading. Nothing in the package reads the
+//     clock.
+//   - Nothing bounds the number of unacknowledged entries: the relay's
+//     per-runtime limits (SPEC §6) bound how fast they arrive.
+//
+// Thread status (SPEC §7 item 3) is not stored here: it is memory-only and
+// belongs to the relay.
+//
+// Store commits concurrent writes together (group commit): a Post that
+// arrives while a commit is being written joins the next commit, which
+// starts as soon as the previous one ends, with no added delay. A lone
+// poster pays one commit per Post; many posters share fsyncs. Stats
+// reports commits per post. Close waits for the writes in flight, then
+// closes the file; a second process (or Store) opening the same file
+// meanwhile fails with ErrLocked after the lock timeout instead of hanging.
+// A damaged file gives an error (wrapping ErrCorrupt when the damage is in
+// the data), never a panic.
+package mailbox

@@ -1,0 +1,79 @@
+package mailbox
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+// Entry is a stored message with the id the mailbox gave it. In JSON the
+// message's fields sit beside the id:
+// {"id","recipient","from","text","level","source","message","at"}.
+type Entry struct {
+	ID uint64 `json:"id"`
+	relay.ParentMessage
+}
+
+// Limits shared by every mailbox implementation, so that a message accepted
+// by one is accepted by all.
+const (
+	// DefaultReadLimit is the number of entries Read returns when its limit
+	// is zero or negative.
+	DefaultReadLimit = 1000
+	// MaxReadLimit caps Read's limit; a larger limit is lowered to it.
+	MaxReadLimit = 10000
+	// MaxRecipientBytes bounds a recipient thread path. A valid thread path
+	// (SPEC §1) is at most 32*65 = 2080 bytes.
+	MaxRecipientBytes = 4096
+	// MaxMessageBytes bounds the total length of a message's string fields
+	// (recipient, from, text, level, source, message). Relay's messages are a
+	// few KiB at most; the bound keeps one bad caller from bloating the store.
+	MaxMessageBytes = 64 << 10
+)
+
+var (
+	// ErrClosed is returned by every method of a closed Store.
+	ErrClosed = errors.New("mailbox: closed")
+	// ErrCorrupt is wrapped by errors caused by damaged stored data.
+	ErrCorrupt = errors.New("mailbox: store is corrupt")
+	// ErrLocked is wrapped by Open's error when another Store, in this or
+	// another process, holds the file.
+	ErrLocked = errors.New("mailbox: store file is locked by another process or Store")
+)
+
+// validate reports why m cannot be stored, or nil. Both implementations call
+// it so they accept exactly the same messages; the record decoder calls it
+// so that what it accepts could have been stored.
+func validate(m *relay.ParentMessage) error {
+	if m.Recipient == "" {
+		return errors.New("message has no recipient")
+	}
+	if len(m.Recipient) > MaxRecipientBytes {
+		return fmt.Errorf("recipient of %d bytes exceeds the limit of %d", len(m.Recipient), MaxRecipientBytes)
+	}
+	if n := messageBytes(m); n > MaxMessageBytes {
+		return fmt.Errorf("message of %d bytes exceeds the limit of %d", n, MaxMessageBytes)
+	}
+	// Entries are served as JSON, and time.Time refuses to marshal years
+	// outside [0, 9999]; refuse them here rather than on every Read.
+	if y := m.At.UTC().Year(); y < 0 || y > 9999 {
+		return fmt.Errorf("message time %d is outside years 0 to 9999", y)
+	}
+	return nil
+}
+
+func messageBytes(m *relay.ParentMessage) int {
+	return len(m.Recipient) + len(m.From) + len(m.Text) + len(m.Level) + len(m.Source) + len(m.Message)
+}
+
+// readLimit turns Read's limit argument into the number of entries to return.
+func readLimit(limit int) int {
+	switch {
+	case limit <= 0:
+		return DefaultReadLimit
+	case limit > MaxReadLimit:
+		return MaxReadLimit
+	}
+	return limit
+}

@@ -1,0 +1,426 @@
+package mailbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+func TestStoreReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		mustPost(t, s, msg("/root", "/root/x", "m", i))
+	}
+	mustPost(t, s, msg("/k", "/k/l", "k", 5))
+	before := mustRead(t, s, "/root", 0)
+	mustAck(t, s, "/root", []uint64{before[0].ID}, 1)
+	kBefore := mustRead(t, s, "/k", 0)
+	mustAck(t, s, "/k", ids(kBefore), 1) // the highest id so far, acknowledged
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, path)
+	after := mustRead(t, s, "/root", 0)
+	if len(after) != 4 {
+		t.Fatalf("after reopen %d entries, want 4", len(after))
+	}
+	for i, e := range after {
+		if e.ID != before[i+1].ID || !sameMessage(e.ParentMessage, before[i+1].ParentMessage) {
+			t.Fatalf("entry %d changed across reopen: %+v vs %+v", i, e, before[i+1])
+		}
+	}
+	if got := len(mustRead(t, s, "/k", 0)); got != 0 {
+		t.Fatalf("acknowledged /k entry back after reopen (%d)", got)
+	}
+	mustPost(t, s, msg("/k", "/k/l", "k", 6))
+	if id := mustRead(t, s, "/k", 0)[0].ID; id <= kBefore[0].ID {
+		t.Fatalf("id %d after reopen reuses or precedes id %d", id, kBefore[0].ID)
+	}
+}
+
+func TestStoreClosed(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "mailbox.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := s.Post(msg("/root", "/root/x", "m", 0)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Post after Close: %v", err)
+	}
+	if _, err := s.Read("/root", 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read after Close: %v", err)
+	}
+	if _, err := s.Ack("/root", []uint64{1}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Ack after Close: %v", err)
+	}
+}
+
+// Close during a stream of posts: every Post either returns nil and is in
+// the file, or returns ErrClosed.
+func TestStoreCloseWaitsForPosts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored := 0
+	for p := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				err := s.Post(msg("/root", "/root/x", "m", p*1000+i))
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				stored++
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	s = openStore(t, path)
+	if got := len(mustRead(t, s, "/root", MaxReadLimit)); got != stored {
+		t.Fatalf("%d in the file, %d Posts returned nil", got, stored)
+	}
+}
+
+func TestStoreLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	first := openStore(t, path)
+	start := time.Now()
+	_, err := Open(path, WithLockTimeout(100*time.Millisecond))
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("second Open: %v, want ErrLocked naming the path", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("second Open took %v", waited)
+	}
+	if _, err := Open(path, WithLockTimeout(0)); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Open with no wait: %v", err)
+	}
+	mustPost(t, first, msg("/root", "/root/x", "still works", 0))
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := openStore(t, path)
+	if got := len(mustRead(t, second, "/root", 0)); got != 1 {
+		t.Fatalf("got %d entries", got)
+	}
+}
+
+func TestStoreOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	otherBolt := filepath.Join(dir, "other.db")
+	db, err := bolt.Open(otherBolt, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("things")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	future := filepath.Join(dir, "future.db")
+	s := openStore(t, future)
+	if err := s.update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("diagrelay-mailbox/2")) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	for _, c := range []struct{ path, want string }{
+		{write("text.db", bytes.Repeat([]byte("not a database\n"), 2000)), "not a bbolt file"},
+		{write("short.db", []byte("tiny")), "mailbox: open"},
+		{write("zeros.db", make([]byte, 64<<10)), "not a bbolt file"},
+		{otherBolt, "not a diagrelay mailbox"},
+		{future, "unsupported mailbox format"},
+		{dir, "mailbox: open"},
+		{filepath.Join(dir, "missing", "mailbox.db"), "mailbox: open"},
+	} {
+		s, err := Open(c.path, WithLockTimeout(0))
+		if err == nil {
+			s.Close()
+			t.Errorf("Open(%s) succeeded", filepath.Base(c.path))
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("Open(%s): %q, want it to name the path and say %q", filepath.Base(c.path), err, c.want)
+		}
+	}
+
+	// An empty file (as left by a crash before the first write) becomes a
+	// new mailbox.
+	empty := write("empty.db", nil)
+	mustPost(t, openStore(t, empty), msg("/root", "/root/x", "m", 0))
+}
+
+func TestStoreFileMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	openStore(t, path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		t.Fatalf("mode %v: readable by others", perm)
+	}
+}
+
+// Damaged records give errors wrapping ErrCorrupt, never a panic, and do
+// not stop Ack from removing them.
+func TestStoreCorruptRecords(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	mustPost(t, s, msg("/root", "/root/x", "good", 0))
+	good := mustRead(t, s, "/root", 0)[0]
+	rec := encodeRecord(nil, &good.ParentMessage)
+	for name, bad := range map[string]func(tx *bolt.Tx) error{
+		"truncated record": func(tx *bolt.Tx) error {
+			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(good.ID), rec[:len(rec)-3])
+		},
+		"other recipient's record": func(tx *bolt.Tx) error {
+			m := good.ParentMessage
+			m.Recipient = "/k"
+			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(good.ID), encodeRecord(nil, &m))
+		},
+		"short key": func(tx *bolt.Tx) error {
+			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put([]byte{1}, rec)
+		},
+		"nested bucket": func(tx *bolt.Tx) error {
+			_, err := tx.Bucket(recipientsBucket).Bucket([]byte("/root")).CreateBucket([]byte("\x00"))
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := s.update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(recipientsBucket).Bucket([]byte("/root"))
+				c := b.Cursor()
+				for k, v := c.First(); k != nil; k, v = c.Next() {
+					if v == nil {
+						if err := b.DeleteBucket(k); err != nil {
+							return err
+						}
+					} else if err := b.Delete(k); err != nil {
+						return err
+					}
+				}
+				if err := b.Put(idKey(good.ID), rec); err != nil {
+					return err
+				}
+				return bad(tx)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Read("/root", 0); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Read: %v, want ErrCorrupt", err)
+			}
+		})
+	}
+	mustAck(t, s, "/root", []uint64{good.ID}, 1)
+}
+
+// The Store must not panic or crash on a file whose pages are damaged.
+// Each run damages one page, in its header or only in its body, and then
+// uses the file; errors are expected, a panic or a fault is not.
+func TestStoreDamagedPages(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src.db")
+	s, err := Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 { // sequential, so the layout is the same every run
+		mustPost(t, s, msg([]string{"/root", "/root", "/k"}[i%3], "/root/x", "m", i))
+	}
+	s.Close()
+	orig, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page, header = 4096, 16
+	opened, failed := 0, 0
+	for p := 0; p*page < len(orig); p++ {
+		for _, from := range []int{0, header} {
+			for _, fill := range []byte{0x00, 0xff} {
+				data := slices.Clone(orig)
+				for i := p*page + from; i < min((p+1)*page, len(data)); i += 7 {
+					data[i] = fill
+				}
+				path := filepath.Join(t.TempDir(), "damaged.db")
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				s, err := Open(path, WithLockTimeout(0))
+				if err != nil {
+					failed++
+					continue
+				}
+				opened++
+				for _, r := range []string{"/root", "/k"} {
+					if es, err := s.Read(r, MaxReadLimit); err == nil {
+						s.Ack(r, ids(es[:len(es)/2]))
+					} else if !errors.Is(err, ErrCorrupt) {
+						t.Errorf("page %d: Read: %v, want ErrCorrupt", p, err)
+					} else {
+						failed++
+					}
+				}
+				s.Post(msg("/root", "/root/x", "after damage", 0))
+				s.Close()
+			}
+		}
+	}
+	if opened == 0 || failed == 0 {
+		t.Fatalf("opened %d damaged files, %d failures: the damage missed", opened, failed)
+	}
+}
+
+// Writes that queue while a commit is running share the next commit, and a
+// write that fails inside a shared commit fails alone.
+func TestStoreGroupCommit(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	base := s.Stats()
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	leaderDone := make(chan error)
+	go func() {
+		leaderDone <- s.commits.do(s, func(*bolt.Tx) error {
+			close(entered)
+			<-release
+			return nil
+		})
+	}()
+	<-entered
+
+	const posters = 20
+	errs := make(chan error, posters+2)
+	for i := range posters {
+		go func() { errs <- s.Post(msg("/root", "/root/x", "queued", i)) }()
+	}
+	failing := errors.New("this write fails")
+	go func() { errs <- s.commits.do(s, func(*bolt.Tx) error { return failing }) }()
+	go func() { errs <- s.commits.do(s, func(*bolt.Tx) error { panic("boom") }) }()
+	for {
+		s.commits.mu.Lock()
+		n := len(s.commits.queue)
+		s.commits.mu.Unlock()
+		if n == posters+2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-leaderDone; err != nil {
+		t.Fatal(err)
+	}
+	var sawFail, sawPanic int
+	for range posters + 2 {
+		switch err := <-errs; {
+		case err == nil:
+		case errors.Is(err, failing):
+			sawFail++
+		case errors.Is(err, ErrCorrupt) && strings.Contains(err.Error(), "boom"):
+			sawPanic++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if sawFail != 1 || sawPanic != 1 {
+		t.Fatalf("failing write errors: %d, panicking: %d", sawFail, sawPanic)
+	}
+	got := mustRead(t, s, "/root", 0)
+	if len(got) != posters {
+		t.Fatalf("%d of %d queued posts stored", len(got), posters)
+	}
+	st := s.Stats()
+	// The leader's write committed alone; then the shared commit failed, so
+	// each write was retried alone: 20 good posts, each its own commit.
+	if st.Posts-base.Posts != posters || st.Commits-base.Commits != 1+posters {
+		t.Fatalf("stats %+v after %+v", st, base)
+	}
+
+	// Now with nothing failing: the leader's commit, then one for all.
+	base = s.Stats()
+	entered, release = make(chan struct{}), make(chan struct{})
+	go func() {
+		leaderDone <- s.commits.do(s, func(*bolt.Tx) error {
+			close(entered)
+			<-release
+			return nil
+		})
+	}()
+	<-entered
+	for i := range posters {
+		go func() { errs <- s.Post(msg("/k", "/k/x", "queued", i)) }()
+	}
+	for {
+		s.commits.mu.Lock()
+		n := len(s.commits.queue)
+		s.commits.mu.Unlock()
+		if n == posters {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	<-leaderDone
+	for range posters {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.Stats(); st.Commits-base.Commits != 2 || st.Posts-base.Posts != posters {
+		t.Fatalf("%d queued posts took %d commits, want 1 (+1 for the leader)", posters, st.Commits-base.Commits-1)
+	}
+	if got := mustRead(t, s, "/k", 0); len(got) != posters || !slices.IsSortedFunc(got, func(a, b Entry) int { return int(a.ID) - int(b.ID) }) {
+		t.Fatalf("%d stored", len(got))
+	}
+}
+
+// A repeated Ack costs no commit.
+func TestStoreAckWithoutMatchDoesNotWrite(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	mustPost(t, s, msg("/root", "/root/x", "m", 0))
+	id := mustRead(t, s, "/root", 0)[0].ID
+	mustAck(t, s, "/root", []uint64{id}, 1)
+	before := s.Stats()
+	mustAck(t, s, "/root", []uint64{id}, 0)
+	mustAck(t, s, "/k", []uint64{id}, 0)
+	if after := s.Stats(); after != before {
+		t.Fatalf("stats changed from %+v to %+v", before, after)
+	}
+	if before.Acked != 1 || before.Posts != 1 {
+		t.Fatalf("stats %+v", before)
+	}
+}

@@ -1,0 +1,56 @@
+// Package relay carries diagnostics from child runtimes to the parent
+// session (SPEC §1, §7).
+//
+// A host makes one Manager, then for each child session calls Open with the
+// child's thread path. The returned Runtime has a bus of its own on which
+// the manager already answers the diagnostic probe and listens for
+// reports, so the child's extensions may load onto it at once; the host
+// calls Close after the child's shutdown hooks have run. Attribution comes
+// only from which runtime's bus carried a report: nothing in a payload can
+// name another thread.
+//
+// Each report goes parse → sanitize → validate → duplicate? → cap? →
+// window? (package diag, one Gate per runtime generation) and, if delivered,
+// to three places:
+//
+//  1. the parent message (Mailbox.Post) for the recipient, which is the
+//     lexical parent or, for an independent root such as "/k", its owner:
+//     non-waking, labeled as untrusted data, fields JSON-quoted (MessageText);
+//  2. a UI notification (Notifier.Notify) with readable text
+//     (NotificationText), except in print mode, where the parent message is
+//     the only path and nothing is written to stderr instead;
+//  3. the thread's Status: the 20 newest delivered reports and the drop
+//     counters.
+//
+// The mailbox is called first, so the durable copy exists before anything
+// is shown. Sinks are called with no lock held; a sink that fails or panics
+// is recorded (Config.OnSinkError, Manager.SinkErrors) and the other sinks,
+// the other children and the child itself go on. Reports never change a
+// child's state or output and never wake the parent: the Mailbox contract
+// has no way to.
+//
+// # Generations
+//
+// Opening a path whose runtime is live, or Runtime.Reopen, starts a new
+// generation: a new bus and a fresh gate. Reports still arriving on the old
+// bus are ignored. The thread's Status, diagnostics included, belongs to the
+// thread and carries over; it lives in memory only, so a new Manager starts
+// with none (the mailbox, being durable, keeps what it stored).
+//
+// # Host-wide notification limit
+//
+// All children together may raise at most Config.NotifyRate notifications
+// per second with bursts of Config.NotifyBurst (default 1/s, burst 10,
+// golang.org/x/time/rate). A notification over the limit is not shown; its
+// parent message and status entry are delivered as usual. When the limit
+// allows again, one summary notification (Thread "") says how many were not
+// shown, at the most severe level among them: either before the next
+// notification, or from a single timer set for the moment a token is free,
+// whichever comes first.
+//
+// # Concurrency
+//
+// A Manager and its Runtimes are safe for concurrent use. Reports on one
+// thread are serialized through the thread's lock, which is never held
+// while a sink runs. The Manager starts no goroutine per runtime.
+package relay

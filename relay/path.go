@@ -1,0 +1,88 @@
+package relay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Thread path limits (SPEC §1).
+const (
+	MaxSegments   = 32
+	MaxSegmentLen = 64
+)
+
+// ErrPath is wrapped by every thread path error, so callers can tell a bad
+// path from other failures with errors.Is.
+var ErrPath = errors.New("invalid thread path")
+
+// ValidatePath reports whether p is a thread path: a leading "/", then 1 to
+// 32 segments separated by "/", each matching ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$.
+// The error names the rule that was broken.
+func ValidatePath(p string) error {
+	if p == "" {
+		return fmt.Errorf("%w: empty", ErrPath)
+	}
+	if p[0] != '/' {
+		return fmt.Errorf("%w %q: must start with /", ErrPath, clip(p))
+	}
+	segs := strings.Split(p[1:], "/")
+	if len(segs) > MaxSegments {
+		return fmt.Errorf("%w %q: %d segments, at most %d", ErrPath, clip(p), len(segs), MaxSegments)
+	}
+	for i, s := range segs {
+		if err := validateSegment(s); err != nil {
+			return fmt.Errorf("%w %q: segment %d: %s", ErrPath, clip(p), i+1, err)
+		}
+	}
+	return nil
+}
+
+func validateSegment(s string) error {
+	switch {
+	case s == "":
+		return errors.New("empty (no // and no trailing /)")
+	case len(s) > MaxSegmentLen:
+		return fmt.Errorf("%d characters, at most %d", len(s), MaxSegmentLen)
+	case !isAlnum(s[0]):
+		return errors.New("must start with a letter or digit [A-Za-z0-9]")
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '_' && c != '-' {
+			return fmt.Errorf("character %q at %d: only [A-Za-z0-9_-] allowed", rune(c), i+1)
+		}
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// clip keeps error messages short when a path is huge or hostile; %q escapes
+// whatever is left.
+func clip(p string) string {
+	if len(p) > 80 {
+		return p[:80] + "..."
+	}
+	return p
+}
+
+// LexicalParent returns the path one level up: "/root/x" → "/root". A path
+// of one segment ("/root", "/k") has none and gives "". p must be valid.
+func LexicalParent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// IsIndependentRoot reports whether p is a one-segment path other than
+// "/root", such as "/k": a root created by another thread, its owner.
+func IsIndependentRoot(p string) bool {
+	return LexicalParent(p) == "" && p != RootPath
+}
+
+// RootPath is the parent session's own thread.
+const RootPath = "/root"

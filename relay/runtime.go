@@ -1,0 +1,172 @@
+package relay
+
+import (
+	"sync"
+
+	"github.com/diagrelay/diagrelay/bus"
+	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/diag"
+)
+
+// thread is what outlives a runtime: the status of one thread path.
+type thread struct {
+	path, parent, owner string
+
+	mu      sync.Mutex // guards the fields below and the live runtime's gate
+	gen     uint64
+	live    *Runtime
+	diags   []Diagnostic // ring of at most MaxStatusDiagnostics
+	head    int          // index of the oldest entry once the ring is full
+	dropped Dropped
+}
+
+// recipient is parent ?? owner (SPEC §1).
+func (t *thread) recipient() string {
+	if t.parent != "" {
+		return t.parent
+	}
+	return t.owner
+}
+
+func (t *thread) pushLocked(d Diagnostic) {
+	if len(t.diags) < MaxStatusDiagnostics {
+		t.diags = append(t.diags, d)
+		return
+	}
+	t.diags[t.head] = d
+	t.head = (t.head + 1) % MaxStatusDiagnostics
+}
+
+func (t *thread) status() Status {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := Status{
+		Path:        t.path,
+		Parent:      t.parent,
+		Owner:       t.owner,
+		Open:        t.live != nil,
+		Generation:  t.gen,
+		Diagnostics: make([]Diagnostic, 0, len(t.diags)),
+		Dropped:     t.dropped,
+	}
+	s.Diagnostics = append(s.Diagnostics, t.diags[t.head:]...)
+	s.Diagnostics = append(s.Diagnostics, t.diags[:t.head]...)
+	return s
+}
+
+// Runtime is one live generation of a child session: its bus and its limits.
+type Runtime struct {
+	m   *Manager
+	t   *thread
+	gen uint64
+	b   *bus.Bus
+
+	// Guarded by t.mu. The gate is made on the first report, so an idle
+	// runtime costs little.
+	gate   *diag.Gate
+	closed bool
+}
+
+// startLocked makes the thread's next generation live, closing the current
+// one's state (its bus is closed by the caller, outside the locks). Called
+// with m.mu and t.mu held.
+func (m *Manager) startLocked(t *thread) *Runtime {
+	if old := t.live; old != nil {
+		old.closed = true
+	}
+	t.gen++
+	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New()}
+	path := t.path
+	r.b.SetPanicHook(func(topic string, v any) {
+		m.panics.Add(1)
+		if m.onPanic != nil {
+			m.onPanic(path, topic, v) // the bus recovers a panic here too
+		}
+	})
+	capability.Answer(r.b, capability.DiagnosticProbeTopic)
+	r.b.On(diag.Topic, func(p any) { r.Report(p) })
+	t.live = r
+	return r
+}
+
+// Bus returns the runtime's own bus, for the child's extensions.
+func (r *Runtime) Bus() *bus.Bus { return r.b }
+
+// Path returns the child's thread path.
+func (r *Runtime) Path() string { return r.t.path }
+
+// Generation returns which opening of the thread this runtime is (from 1).
+func (r *Runtime) Generation() uint64 { return r.gen }
+
+// Report runs one report payload through the same path as an event on the
+// runtime's bus: parse, sanitize, gate, deliver. It returns the gate's
+// verdict, and an error when Parse refused the payload (it matches
+// diag.ErrInvalid and says why), when the runtime is closed or replaced
+// (ErrClosed: the report is ignored and not counted), or when a delivered
+// report could not be stored in the mailbox. A failed notification is recorded, not
+// returned: the mailbox is the durable path.
+func (r *Runtime) Report(payload any) (diag.Verdict, error) {
+	rep, err := diag.Parse(payload)
+	now := r.m.now()
+	t := r.t
+	t.mu.Lock()
+	if r.closed {
+		t.mu.Unlock()
+		return diag.DropInvalid, ErrClosed
+	}
+	v := diag.DropInvalid
+	if err == nil {
+		if r.gate == nil {
+			r.gate = diag.NewGate()
+		}
+		v = r.gate.Admit(rep, now)
+	}
+	if v != diag.Delivered {
+		t.dropped.add(v)
+		t.mu.Unlock()
+		return v, err // err explains DropInvalid when Parse refused the payload
+	}
+	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: now})
+	t.mu.Unlock()
+	return v, r.m.deliver(t, rep, now)
+}
+
+// Reopen starts the thread's next generation, as when a retained session is
+// opened again: a new bus with fresh limits. This runtime is closed first;
+// reports still arriving on its bus are ignored. The thread's status,
+// diagnostics included, carries over. Reopen works on the thread's latest
+// runtime, live or closed; on one that a newer generation replaced it
+// returns ErrClosed.
+func (r *Runtime) Reopen() (*Runtime, error) {
+	m, t := r.m, r.t
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	t.mu.Lock()
+	if t.gen != r.gen {
+		t.mu.Unlock()
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	next := m.startLocked(t)
+	t.mu.Unlock()
+	m.mu.Unlock()
+	r.b.Close()
+	return next, nil
+}
+
+// Close ends the runtime after the child's shutdown hooks have run: the
+// listener goes, the bus is closed, and reports emitted later are ignored.
+// The thread's status stays. Close is idempotent.
+func (r *Runtime) Close() {
+	t := r.t
+	t.mu.Lock()
+	r.closed = true
+	if t.live == r {
+		t.live = nil
+	}
+	t.mu.Unlock()
+	r.b.Close()
+}
