@@ -1,0 +1,94 @@
+package service
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"sync"
+	"sync/atomic"
+
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+// NewToken returns 32 random bytes, hex-encoded.
+func NewToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// binding is what a child token grants: one runtime generation. It is
+// revoked when that generation ends (reopen or close).
+type binding struct {
+	rt      *relay.Runtime // nil in a revoked token's tombstone
+	path    string
+	token   string
+	revoked atomic.Bool
+}
+
+// tokenTable maps tokens to bindings. It is keyed by the SHA-256 of the
+// token, so a lookup's timing depends on the digest, not on how many leading
+// bytes of a guess were right; the final check is constant-time.
+type tokenTable struct {
+	mu     sync.Mutex
+	byHash map[[32]byte]*binding
+	byPath map[string]*binding // the live binding of each open path
+}
+
+func newTokenTable() *tokenTable {
+	return &tokenTable{byHash: make(map[[32]byte]*binding), byPath: make(map[string]*binding)}
+}
+
+// bind records a new generation's token and revokes the path's previous one.
+func (t *tokenTable) bind(rt *relay.Runtime) *binding {
+	b := &binding{rt: rt, path: rt.Path(), token: NewToken()}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old := t.byPath[rt.Path()]; old != nil {
+		t.revokeLocked(old)
+	}
+	t.byPath[rt.Path()] = b
+	t.byHash[sha256.Sum256([]byte(b.token))] = b
+	return b
+}
+
+// lookup returns the binding for token, or nil.
+func (t *tokenTable) lookup(token string) *binding {
+	h := sha256.Sum256([]byte(token))
+	t.mu.Lock()
+	b := t.byHash[h]
+	t.mu.Unlock()
+	if b == nil || subtle.ConstantTimeCompare([]byte(b.token), []byte(token)) != 1 {
+		return nil
+	}
+	return b
+}
+
+// revokePath revokes the path's live binding and returns it, or nil.
+func (t *tokenTable) revokePath(path string) *binding {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.byPath[path]
+	if b != nil {
+		t.revokeLocked(b)
+		delete(t.byPath, path)
+	}
+	return b
+}
+
+// revokeLocked marks b revoked. The table keeps only a tombstone (path and
+// token, no runtime), so a late hello is told "revoked" rather than
+// "unknown" at a cost of about 200 bytes per past generation; connections
+// bound to b keep it until they close.
+func (t *tokenTable) revokeLocked(b *binding) {
+	b.revoked.Store(true)
+	tomb := &binding{path: b.path, token: b.token}
+	tomb.revoked.Store(true)
+	t.byHash[sha256.Sum256([]byte(b.token))] = tomb
+}
+
+// equalToken compares two tokens in constant time.
+func equalToken(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
