@@ -206,6 +206,31 @@ func (g *Gate) observe(now time.Time) (backwards bool) {
 	return false
 }
 
+// Forget makes r, a report this Gate delivered, no longer a duplicate, and
+// reports whether it found it. The caller uses it when r's delivery failed
+// (its mailbox write, say), so that the child's retry is delivered rather
+// than dropped as a duplicate of something the parent never got. r keeps
+// its window slot and its place under the cap: forgetting never lets more
+// through in a window or a generation. Counts is unchanged.
+func (g *Gate) Forget(r Report) bool {
+	lv := r.Level.code()
+	if lv == 0 {
+		return false
+	}
+	key := keyOf(lv, r.Message, r.Source)
+	for i, k := range g.key[:g.n] {
+		if k == key && g.message[i] == r.Message && g.source[i] == r.Source {
+			// A key's low bits hold its level, never 0 for a valid report,
+			// so this key matches nothing again. The filter bit may stay:
+			// it only decides whether to scan.
+			g.key[i] = 0
+			g.message[i], g.source[i] = "", ""
+			return true
+		}
+	}
+	return false
+}
+
 func (g *Gate) drop(v Verdict) Verdict {
 	g.drops[v-DropDuplicate]++
 	return v

@@ -28,7 +28,7 @@ func BenchmarkFloodDuplicate(b *testing.B) {
 func BenchmarkFloodDistinct(b *testing.B) {
 	r := newRig(b, relay.ModeRPC)
 	bus := r.open(b, "/root/x", "", "").Bus()
-	ps := make([]diag.Report, 64)
+	ps := make([]any, 64) // boxed once, as a bus payload is
 	for i := range ps {
 		ps[i] = diag.Report{Level: diag.Info, Message: fmt.Sprintf("distinct report number %d", i), Source: "noisy"}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -88,5 +89,54 @@ func TestManyChildrenConcurrently(t *testing.T) {
 	}
 	if total != len(in) {
 		t.Fatalf("inbox %d, per-child total %d", len(in), total)
+	}
+}
+
+// Reports racing on one runtime, on the wall clock, are never taken for a
+// clock going backwards: 4 distinct reports at once are all delivered.
+func TestConcurrentReportsOnOneRuntime(t *testing.T) {
+	for iter := range 200 {
+		m := relay.NewManager(relay.Config{Mailbox: mailbox.NewMemory()})
+		rt, _ := m.Open("/root/x", "", "")
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rt.Bus().Emit(diag.Topic, report("info", fmt.Sprint("report ", i), ""))
+			}()
+		}
+		wg.Wait()
+		st, _ := m.Status("/root/x")
+		if len(st.Diagnostics) != 4 || st.Dropped != (relay.Dropped{}) {
+			t.Fatalf("iteration %d: %d delivered, dropped %+v", iter, len(st.Diagnostics), st.Dropped)
+		}
+		m.Close()
+	}
+}
+
+// Reopening an independent root with another owner while it reports: each
+// generation's reports go to the owner it was opened with (run with -race).
+func TestReopenWithNewOwnerWhileReporting(t *testing.T) {
+	r := newRig(t, relay.ModeRPC)
+	rt := r.open(t, "/k", "", "/root/a")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 200 {
+			rt.Report(report("info", fmt.Sprint("from gen 1 #", i), ""))
+		}
+	}()
+	rt2 := r.open(t, "/k", "", "/root/b")
+	wg.Wait()
+	rt2.Bus().Emit(diag.Topic, report("info", "from gen 2", ""))
+	for _, e := range r.inbox(t, "/root/a") {
+		if !strings.HasPrefix(e.Message, "from gen 1") {
+			t.Fatalf("/root/a got %q", e.Message)
+		}
+	}
+	if in := r.inbox(t, "/root/b"); len(in) != 1 || in[0].Message != "from gen 2" {
+		t.Fatalf("/root/b got %+v", in)
 	}
 }

@@ -50,13 +50,14 @@ func NotificationText(from string, r diag.Report) string {
 // deliver sends an admitted report to the mailbox and, outside print mode,
 // to the notifier. No lock is held: sinks are user code. It returns the
 // mailbox's error, which the service turns into an error reply.
-func (m *Manager) deliver(t *thread, r diag.Report, now time.Time) error {
+func (m *Manager) deliver(rt *Runtime, r diag.Report, now time.Time) error {
+	from := rt.t.path
 	var postErr error
 	if m.mailbox != nil {
 		msg := ParentMessage{
-			Recipient: t.recipient(),
-			From:      t.path,
-			Text:      MessageText(t.path, r),
+			Recipient: rt.recipient,
+			From:      from,
+			Text:      MessageText(from, r),
 			Level:     r.Level,
 			Source:    r.Source,
 			Message:   r.Message,
@@ -65,7 +66,7 @@ func (m *Manager) deliver(t *thread, r diag.Report, now time.Time) error {
 		postErr = m.callSink("mailbox", func() error { return m.mailbox.Post(msg) })
 	}
 	if m.mode != ModePrint && m.notifier != nil {
-		n := Notification{Thread: t.path, Text: NotificationText(t.path, r), Level: r.Level}
+		n := Notification{Thread: from, Text: NotificationText(from, r), Level: r.Level}
 		for _, n := range m.toasts.admit(m, n, now) {
 			m.callSink("notifier", func() error { return m.notifier.Notify(n) })
 		}
@@ -97,36 +98,42 @@ func (m *Manager) callSink(name string, f func() error) (err error) {
 }
 
 // toastLimit is the host-wide notification limit (SPEC §7). Notifications
-// over it are counted; when a token is free again one summary goes out
-// before anything else.
+// over it are counted; when the limit allows again, one summary says how
+// many. The summary is the host's, not a child's: it takes no token, so a
+// steady flood shows one real notification per token, each preceded by
+// the count of those held back since the last, never summaries alone.
 type toastLimit struct {
 	lim *rate.Limiter
 
 	mu        sync.Mutex
 	held      int        // notifications not shown since the last summary
 	worst     diag.Level // the most severe level among them
-	cancel    func() bool
-	scheduled bool
+	scheduled bool       // a summary timer is pending
 	stopped   bool
+	cancel    func() bool
 }
 
 // admit returns what to show now for n: nothing, n, or a summary then n.
 func (l *toastLimit) admit(m *Manager, n Notification, now time.Time) []Notification {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []Notification
-	if l.held > 0 && l.lim.AllowN(now, 1) {
-		out = append(out, l.summaryLocked())
-	}
-	if l.held == 0 && l.lim.AllowN(now, 1) {
+	if l.lim.AllowN(now, 1) {
+		out := make([]Notification, 0, 2)
+		if l.held > 0 {
+			out = append(out, l.summaryLocked())
+		}
+		l.mu.Unlock()
 		return append(out, n)
 	}
 	l.held++
 	if severity(n.Level) > severity(l.worst) {
 		l.worst = n.Level
 	}
-	l.scheduleLocked(m, now)
-	return out
+	d, schedule := l.timerLocked(now)
+	l.mu.Unlock()
+	if schedule {
+		l.schedule(m, d)
+	}
+	return nil
 }
 
 func (l *toastLimit) summaryLocked() Notification {
@@ -139,24 +146,41 @@ func (l *toastLimit) summaryLocked() Notification {
 	return n
 }
 
-// scheduleLocked sets one timer for when the limiter will next have a token.
-func (l *toastLimit) scheduleLocked(m *Manager, now time.Time) {
+// maxSummaryDelay bounds the timer for a very low rate.
+const maxSummaryDelay = time.Hour
+
+// timerLocked decides whether to set the summary timer and for how long:
+// until the limiter has a token again.
+func (l *toastLimit) timerLocked(now time.Time) (time.Duration, bool) {
 	if l.scheduled || l.stopped || l.lim.Limit() == rate.Inf {
-		return
-	}
-	d := time.Second
-	if lim := float64(l.lim.Limit()); lim > 0 {
-		missing := 1 - l.lim.TokensAt(now)
-		d = time.Duration(missing / lim * float64(time.Second))
-	}
-	if d < time.Millisecond {
-		d = time.Millisecond
+		return 0, false
 	}
 	l.scheduled = true
-	l.cancel = m.afterFunc(d, func() { l.flush(m) })
+	missing := 1 - l.lim.TokensAt(now)
+	secs := missing / float64(l.lim.Limit())
+	d := maxSummaryDelay
+	if secs < maxSummaryDelay.Seconds() {
+		d = max(time.Duration(secs*float64(time.Second)), time.Millisecond)
+	}
+	return d, true
 }
 
-// flush shows the summary if a token is free, else waits again.
+// schedule sets the timer, with no lock held: AfterFunc is the caller's.
+func (l *toastLimit) schedule(m *Manager, d time.Duration) {
+	cancel := m.afterFunc(d, func() { l.flush(m) })
+	l.mu.Lock()
+	stopped := l.stopped
+	if !stopped {
+		l.cancel = cancel
+	}
+	l.mu.Unlock()
+	if stopped {
+		cancel()
+	}
+}
+
+// flush shows the summary once the limiter has a token (without taking it),
+// or waits again.
 func (l *toastLimit) flush(m *Manager) {
 	now := m.now()
 	l.mu.Lock()
@@ -165,9 +189,12 @@ func (l *toastLimit) flush(m *Manager) {
 		l.mu.Unlock()
 		return
 	}
-	if !l.lim.AllowN(now, 1) {
-		l.scheduleLocked(m, now)
+	if l.lim.TokensAt(now) < 1 {
+		d, schedule := l.timerLocked(now)
 		l.mu.Unlock()
+		if schedule {
+			l.schedule(m, d)
+		}
 		return
 	}
 	n := l.summaryLocked()
@@ -180,11 +207,13 @@ func (l *toastLimit) flush(m *Manager) {
 // stop cancels a pending summary for good.
 func (l *toastLimit) stop() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cancel != nil {
-		l.cancel()
-	}
 	l.stopped = true
+	cancel := l.cancel
+	l.cancel = nil
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 func severity(l diag.Level) int {

@@ -50,7 +50,9 @@
 //
 // # Concurrency
 //
-// A Manager and its Runtimes are safe for concurrent use. Reports on one
-// thread are serialized through the thread's lock, which is never held
-// while a sink runs. The Manager starts no goroutine per runtime.
+// A Manager and its Runtimes are safe for concurrent use. On one thread,
+// reading the clock and the gate's decision are serialized through the
+// thread's lock, which is never held while a sink runs; so concurrent
+// reports of one thread may reach the sinks in another order than their
+// status entries. The Manager starts no goroutine per runtime.
 package relay

@@ -57,7 +57,9 @@ type Config struct {
 	Parent *bus.Bus
 
 	// Now is the clock: it must be monotonic (time.Now is). Nil means
-	// time.Now. Reports never carry their own time.
+	// time.Now. Reports never carry their own time. It is called with a
+	// thread's lock held, so that a thread's reports are timed in the order
+	// the gate sees them: it must not call into the Manager.
 	Now func() time.Time
 	// AfterFunc schedules the summary of notifications that the host-wide
 	// limit held back and returns a func that cancels it. Nil means
@@ -65,7 +67,7 @@ type Config struct {
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 
 	// NotifyRate and NotifyBurst set the host-wide notification limit;
-	// zero means the defaults (1/s, burst 10). rate.Inf disables it.
+	// zero or less means the defaults (1/s, burst 10). rate.Inf disables it.
 	NotifyRate  rate.Limit
 	NotifyBurst int
 
@@ -125,7 +127,7 @@ func NewManager(c Config) *Manager {
 		m.afterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	r, b := c.NotifyRate, c.NotifyBurst
-	if r == 0 {
+	if r <= 0 {
 		r = DefaultNotifyRate
 	}
 	if b <= 0 {

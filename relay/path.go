@@ -26,11 +26,10 @@ func ValidatePath(p string) error {
 	if p[0] != '/' {
 		return fmt.Errorf("%w %q: must start with /", ErrPath, clip(p))
 	}
-	segs := strings.Split(p[1:], "/")
-	if len(segs) > MaxSegments {
-		return fmt.Errorf("%w %q: %d segments, at most %d", ErrPath, clip(p), len(segs), MaxSegments)
+	if n := strings.Count(p, "/"); n > MaxSegments {
+		return fmt.Errorf("%w %q: %d segments, at most %d", ErrPath, clip(p), n, MaxSegments)
 	}
-	for i, s := range segs {
+	for i, s := range strings.Split(p[1:], "/") {
 		if err := validateSegment(s); err != nil {
 			return fmt.Errorf("%w %q: segment %d: %s", ErrPath, clip(p), i+1, err)
 		}

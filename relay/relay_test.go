@@ -12,6 +12,7 @@ import (
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
@@ -382,6 +383,41 @@ func TestFailingSinksDoNotStopTheOthers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A report whose mailbox write failed is not a duplicate when the child
+// retries: the retry is delivered once the mailbox works again.
+func TestRetryAfterMailboxFailure(t *testing.T) {
+	box := &flakyMailbox{Memory: mailbox.NewMemory(), fail: true}
+	m := relay.NewManager(relay.Config{Mailbox: box, Now: newClock().Now})
+	defer m.Close()
+	rt, _ := m.Open("/root/x", "", "")
+	p := report("error", "disk is full", "")
+	if v, err := rt.Report(p); v != diag.Delivered || err == nil {
+		t.Fatalf("first: %v, %v", v, err)
+	}
+	box.fail = false
+	if v, err := rt.Report(p); v != diag.Delivered || err != nil {
+		t.Fatalf("retry: %v, %v", v, err)
+	}
+	if v, _ := rt.Report(p); v != diag.DropDuplicate {
+		t.Fatalf("second retry: %v", v)
+	}
+	if es, _ := box.Read("/root", 10); len(es) != 1 {
+		t.Fatalf("mailbox has %d", len(es))
+	}
+}
+
+type flakyMailbox struct {
+	*mailbox.Memory
+	fail bool
+}
+
+func (f *flakyMailbox) Post(m relay.ParentMessage) error {
+	if f.fail {
+		return errors.New("disk full")
+	}
+	return f.Memory.Post(m)
 }
 
 func TestManagerClose(t *testing.T) {

@@ -56,10 +56,11 @@ func (t *thread) status() Status {
 
 // Runtime is one live generation of a child session: its bus and its limits.
 type Runtime struct {
-	m   *Manager
-	t   *thread
-	gen uint64
-	b   *bus.Bus
+	m         *Manager
+	t         *thread
+	gen       uint64
+	b         *bus.Bus
+	recipient string // parent ?? owner as of this generation's start
 
 	// Guarded by t.mu. The gate is made on the first report, so an idle
 	// runtime costs little.
@@ -75,7 +76,7 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 		old.closed = true
 	}
 	t.gen++
-	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New()}
+	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: t.recipient()}
 	path := t.path
 	r.b.SetPanicHook(func(topic string, v any) {
 		m.panics.Add(1)
@@ -107,9 +108,13 @@ func (r *Runtime) Generation() uint64 { return r.gen }
 // returned: the mailbox is the durable path.
 func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	rep, err := diag.Parse(payload)
-	now := r.m.now()
 	t := r.t
 	t.mu.Lock()
+	// The clock is read under the lock, so that reports on one runtime
+	// reach the gate in the order of their times: read before it, a report
+	// that lost the race for the lock would look like a clock going
+	// backwards and be dropped.
+	now := r.m.now()
 	if r.closed {
 		t.mu.Unlock()
 		return diag.DropInvalid, ErrClosed
@@ -128,7 +133,15 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	}
 	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: now})
 	t.mu.Unlock()
-	return v, r.m.deliver(t, rep, now)
+	postErr := r.m.deliver(r, rep, now)
+	if postErr != nil {
+		// The parent never got it: let the child's retry through rather
+		// than drop it as a duplicate. Its window slot stays used.
+		t.mu.Lock()
+		r.gate.Forget(rep)
+		t.mu.Unlock()
+	}
+	return v, postErr
 }
 
 // Reopen starts the thread's next generation, as when a retained session is

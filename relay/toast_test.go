@@ -59,27 +59,57 @@ func TestHostWideToastLimit(t *testing.T) {
 	}
 }
 
-// A report that arrives once a token is free sends the summary first; the
-// report itself then needs a token of its own.
+// A report that arrives once a token is free is shown, preceded by the
+// summary of what was held back; the summary takes no token of its own.
 func TestSummaryGoesBeforeTheNextNotification(t *testing.T) {
 	r := newRig(t, relay.ModeRPC, func(c *relay.Config) { c.NotifyBurst = 1 })
 	a := r.open(t, "/root/a", "", "")
 	a.Bus().Emit(diag.Topic, report("info", "one", ""))
 	a.Bus().Emit(diag.Topic, report("warning", "two", "")) // held
 	r.clock.Advance(time.Second)
-	a.Bus().Emit(diag.Topic, report("info", "three", "")) // summary takes the token; three is held
+	a.Bus().Emit(diag.Topic, report("info", "three", ""))
 	shown := r.ui.all()
-	if len(shown) != 2 || !strings.HasPrefix(shown[1].Text, "1 diagnostic notification was not shown") || shown[1].Level != diag.Warning {
+	if len(shown) != 3 || !strings.HasPrefix(shown[1].Text, "1 diagnostic notification was not shown") ||
+		shown[1].Level != diag.Warning || shown[2].Text != "/root/a: three" {
 		t.Fatalf("shown = %+v", shown)
 	}
-	r.clock.Advance(time.Second)
-	r.sched.fire()
-	shown = r.ui.all()
-	if len(shown) != 3 || !strings.HasPrefix(shown[2].Text, "1 diagnostic notification was not shown") {
-		t.Fatalf("shown = %+v", shown)
+	r.sched.fire() // the timer set for "two" finds nothing left to say
+	if n := len(r.ui.all()); n != 3 {
+		t.Fatalf("timer added a summary: %d shown", n)
 	}
 	if n := len(r.inbox(t, "/root")); n != 3 {
 		t.Fatalf("mailbox %d", n)
+	}
+}
+
+// A steady flood from many children shows one real notification per token,
+// each after the count of those held back: never summaries alone.
+func TestSteadyFloodShowsRealNotifications(t *testing.T) {
+	r := newRig(t, relay.ModeRPC, func(c *relay.Config) { c.NotifyBurst = 1 })
+	var rts []*relay.Runtime
+	for i := range 40 {
+		rts = append(rts, r.open(t, fmt.Sprintf("/root/c%d", i), "", ""))
+	}
+	for i, rt := range rts { // one report every 250 ms, for 10 s
+		rt.Bus().Emit(diag.Topic, report("info", fmt.Sprintf("report %d", i), ""))
+		r.clock.Advance(250 * time.Millisecond)
+	}
+	real, summaries := 0, 0
+	prevSummary := false
+	for _, n := range r.ui.all() {
+		if n.Thread == "" {
+			if prevSummary {
+				t.Fatal("two summaries in a row")
+			}
+			summaries++
+			prevSummary = true
+			continue
+		}
+		real++
+		prevSummary = false
+	}
+	if real != 10 || summaries != 9 {
+		t.Fatalf("%d real notifications and %d summaries, want 10 and 9", real, summaries)
 	}
 }
 
