@@ -44,7 +44,7 @@ func start(t testing.TB, mode relay.Mode) *env {
 func startWith(t testing.TB, mode relay.Mode, store *mailbox.Store, now func() time.Time) *env {
 	t.Helper()
 	srv := service.New(service.Config{Mode: mode, Mailbox: store, HostToken: hostToken, Now: now,
-		NotifyRate: 1000, NotifyBurst: 1000})
+		NotifyRate: 1000, NotifyBurst: 1000, HelloTimeout: 2 * time.Second})
 	// A short socket path: sun_path holds about 100 bytes.
 	sockDir, err := shortTempDir(t)
 	if err != nil {

@@ -1,13 +1,17 @@
 package service_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/service"
 )
 
 // 200 child connections report at once over the real socket into the real
@@ -75,5 +79,138 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	es, err := e.store.Read("/root", 10)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("after shutdown: %v %v", es, err)
+	}
+}
+
+// Replies queued when Shutdown starts are written before it returns.
+func TestShutdownWritesQueuedReplies(t *testing.T) {
+	e := start(t, relay.ModeRPC)
+	c, err := net.Dial("unix", e.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 500
+	var frames []byte
+	frames = fmt.Appendf(frames, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", e.open("/root/x"))
+	for i := 1; i <= n; i++ {
+		frames = fmt.Appendf(frames, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.probe"}`+"\n", i)
+	}
+	if _, err := c.Write(frames); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first reply, so the server is working through them.
+	r := bufio.NewReader(c)
+	if _, err := r.ReadBytes('\n'); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The requests handled before Shutdown have their replies, in order
+	// and with no gap; at most one more frame says the server is shutting
+	// down; then the connection ends.
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	next := 1
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var m struct {
+			ID    *int
+			Error *struct{ Code int }
+		}
+		if json.Unmarshal(line, &m) != nil {
+			t.Fatalf("bad frame %q", line)
+		}
+		if m.Error != nil && m.Error.Code == service.CodeShuttingDown {
+			continue
+		}
+		if m.ID == nil || *m.ID != next {
+			t.Fatalf("reply %q, want id %d", line, next)
+		}
+		next++
+	}
+	t.Logf("%d of %d replies written before the connection ended", next-1, n)
+}
+
+// A peer that never reads its replies cannot hold Shutdown past its
+// deadline, and the manager is closed either way.
+func TestShutdownWithAPeerThatDoesNotRead(t *testing.T) {
+	e := start(t, relay.ModeRPC)
+	c, err := net.Dial("unix", e.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tok := e.open("/root/x")
+	go func() {
+		fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok)
+		big := []byte(`{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}` + "\n")
+		for range 50000 { // far more replies than the queue and the socket buffer hold
+			if _, err := c.Write(big); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // let the queue fill
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	e.srv.Shutdown(ctx)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Shutdown took %v", d)
+	}
+	if _, err := e.srv.Manager().Open("/root/y", "", ""); err == nil {
+		t.Fatal("manager still open after Shutdown")
+	}
+}
+
+// A socket peer that never says hello is disconnected after HelloTimeout.
+func TestHelloTimeout(t *testing.T) {
+	e := start(t, relay.ModeRPC)
+	c, err := net.Dial("unix", e.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("read data from a silent connection")
+	}
+	if d := time.Since(start); d < time.Second || d > 5*time.Second {
+		t.Fatalf("closed after %v, want about 2 s", d)
+	}
+	// A peer that says hello in time keeps its connection past the timeout.
+	p := e.dial(e.open("/root/x"))
+	time.Sleep(2500 * time.Millisecond)
+	p.mustCall("diagnostic.probe", nil)
+}
+
+// Two hosts opening and closing the same path at once never leave the live
+// generation without a working token (run with -race).
+func TestConcurrentHostsOpenTheSamePath(t *testing.T) {
+	e := start(t, relay.ModeRPC)
+	other := e.dial(hostToken)
+	for round := range 100 {
+		var wg sync.WaitGroup
+		var tokA, tokB string
+		wg.Add(2)
+		go func() { defer wg.Done(); tokA = e.open("/root/x") }()
+		go func() {
+			defer wg.Done()
+			tokB = other.mustCall("runtime.open", map[string]any{"path": "/root/x"})["token"].(string)
+		}()
+		wg.Wait()
+		// Exactly one of the two tokens is live: the last generation's.
+		okA := e.dial("").call("session.hello", map[string]any{"token": tokA})["error"] == nil
+		okB := e.dial("").call("session.hello", map[string]any{"token": tokB})["error"] == nil
+		if okA == okB {
+			t.Fatalf("round %d: token A live %v, token B live %v", round, okA, okB)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
@@ -115,6 +116,7 @@ func (c *conn) hello(raw json.RawMessage) (any, *rpcError) {
 	if tok := c.s.cfg.HostToken; tok != "" && equalToken(p.Token, tok) {
 		c.child = nil
 		c.role.Store(roleHost)
+		c.helloDone()
 		return map[string]string{"role": "host"}, nil
 	}
 	b := c.s.tokens.lookup(p.Token)
@@ -126,11 +128,25 @@ func (c *conn) hello(raw json.RawMessage) (any, *rpcError) {
 	}
 	c.child = b
 	c.role.Store(roleChild)
+	c.helloDone()
 	return struct {
 		Role       string `json:"role"`
 		Path       string `json:"path"`
 		Generation uint64 `json:"generation"`
 	}{"child", b.path, b.rt.Generation()}, nil
+}
+
+// helloDone lifts the hello deadline of a socket peer, unless Shutdown has
+// set its own.
+func (c *conn) helloDone() {
+	if c.dl == nil {
+		return
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if !c.s.shutting {
+		c.dl.SetReadDeadline(time.Time{})
+	}
 }
 
 func (c *conn) runtimeOpen(raw json.RawMessage) (any, *rpcError) {
@@ -145,6 +161,8 @@ func (c *conn) runtimeOpen(raw json.RawMessage) (any, *rpcError) {
 	if e := pathParam("path", p.Path); e != nil {
 		return nil, e
 	}
+	c.s.openMu.Lock()
+	defer c.s.openMu.Unlock()
 	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {
@@ -173,8 +191,10 @@ func (c *conn) runtimeClose(raw json.RawMessage) (any, *rpcError) {
 	if _, ok := c.s.mgr.Status(p.Path); !ok {
 		return nil, errorf(CodeUnknownThread, "runtime.close: thread %s was never opened", p.Path)
 	}
+	c.s.openMu.Lock()
+	defer c.s.openMu.Unlock()
 	if b := c.s.tokens.revokePath(p.Path); b != nil {
-		b.rt.Close()
+		b.rt.Close() // the live generation: open and bind happen under openMu
 	}
 	return empty{}, nil
 }

@@ -39,6 +39,10 @@ type Config struct {
 	NotifyRate  rate.Limit
 	NotifyBurst int
 
+	// HelloTimeout is how long a socket peer may stay connected without a
+	// successful session.hello; zero means DefaultHelloTimeout.
+	HelloTimeout time.Duration
+
 	// Logf, if set, is told of connection-level failures.
 	Logf func(format string, args ...any)
 }
@@ -51,12 +55,18 @@ type Server struct {
 	mgr    *relay.Manager
 	tokens *tokenTable
 
+	// openMu makes runtime.open (Open, then bind its token) and
+	// runtime.close (revoke, then Close) atomic with respect to each other,
+	// so two hosts cannot leave a token bound to a replaced generation.
+	openMu sync.Mutex
+
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
 	listeners map[net.Listener]struct{}
 	inflight  int
 	shutting  bool
 	idle      chan struct{} // closed when shutting and inflight == 0
+	closing   chan struct{} // closed when Shutdown starts
 }
 
 // New returns a Server with its own relay.Manager, whose notifications go
@@ -68,6 +78,7 @@ func New(c Config) *Server {
 		conns:     make(map[*conn]struct{}),
 		listeners: make(map[net.Listener]struct{}),
 		idle:      make(chan struct{}),
+		closing:   make(chan struct{}),
 	}
 	s.mgr = relay.NewManager(relay.Config{
 		Mode:        c.Mode,
@@ -94,29 +105,45 @@ func (s *Server) logf(format string, args ...any) {
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("service: server closed")
 
-// Serve accepts socket peers on l until Shutdown. A socket peer starts
-// unauthenticated: it must send session.hello with a child token (or the
-// host token) first.
+// Serve accepts socket peers on l until Shutdown, which closes l. A socket
+// peer starts unauthenticated: it must send session.hello with a child
+// token (or the host token) within Config.HelloTimeout. Accept errors other than
+// l being closed are logged and retried after a pause (up to a second), as
+// a full file table is no reason to stop serving everyone else.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
+		l.Close()
 		return ErrServerClosed
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
+	var pause time.Duration
 	for {
 		nc, err := l.Accept()
 		if err != nil {
 			s.mu.Lock()
 			shutting := s.shutting
-			delete(s.listeners, l)
-			s.mu.Unlock()
-			if shutting {
-				return ErrServerClosed
+			if shutting || errors.Is(err, net.ErrClosed) {
+				delete(s.listeners, l)
 			}
-			return err
+			s.mu.Unlock()
+			switch {
+			case shutting:
+				return ErrServerClosed
+			case errors.Is(err, net.ErrClosed):
+				return err
+			}
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			s.logf("service: accept: %v; retrying in %v", err, pause)
+			select {
+			case <-time.After(pause):
+			case <-s.closing:
+			}
+			continue
 		}
+		pause = 0
 		go func() {
 			defer nc.Close()
 			s.serve(nc, nc, nc, false)
@@ -124,29 +151,34 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
+// DefaultHelloTimeout is how long a socket peer may stay connected without
+// a successful session.hello, unless Config.HelloTimeout says otherwise.
+const DefaultHelloTimeout = 10 * time.Second
+
 // ServeHost serves the host on r and w (normally stdin and stdout) until r
 // ends or Shutdown. The stdio peer is the host without any hello.
 func (s *Server) ServeHost(r io.Reader, w io.Writer) error {
 	return s.serve(r, w, nil, true)
 }
 
-// deadliner is a connection whose blocked reads Shutdown can interrupt.
-type deadliner interface{ SetReadDeadline(time.Time) error }
+// deadliner is a connection whose blocked reads and writes Shutdown can
+// interrupt.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
 
 func (s *Server) serve(r io.Reader, w io.Writer, nc net.Conn, host bool) error {
 	c := &conn{s: s, fr: newFrameReader(r), fixedHost: host,
-		out: make(chan []byte, outQueue), written: make(chan struct{})}
+		out: make(chan []byte, outQueue), stop: make(chan struct{}), written: make(chan struct{})}
 	if nc != nil {
 		c.dl = nc
+		hello := s.cfg.HelloTimeout
+		if hello <= 0 {
+			hello = DefaultHelloTimeout
+		}
+		nc.SetReadDeadline(time.Now().Add(hello)) // cleared by a successful hello
 	}
-	go c.writer(w)
-	defer func() {
-		c.mu.Lock()
-		c.closed = true
-		close(c.out)
-		c.mu.Unlock()
-		<-c.written // every reply is out before the connection closes
-	}()
 	if host {
 		c.role.Store(roleHost)
 	}
@@ -157,10 +189,13 @@ func (s *Server) serve(r io.Reader, w io.Writer, nc net.Conn, host bool) error {
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
+	go c.writer(w)
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
+		c.finish() // every queued reply is out before the connection closes
+		<-c.written
 	}()
 	return c.loop()
 }
@@ -186,13 +221,21 @@ func (s *Server) end() {
 }
 
 // Shutdown stops accepting connections and requests, interrupts blocked
-// socket reads, and waits for the requests in flight to finish (their
-// replies are sent) or for ctx to end. It then closes the relay.Manager.
-// The caller closes the mailbox afterwards.
+// socket reads, waits for the requests in flight to finish, then for every
+// reply queued to be written, or for ctx to end. It closes the
+// relay.Manager either way; the caller closes the mailbox afterwards (its
+// Close waits for writes still under way). A socket peer that does not read
+// its replies gets until ctx's deadline (or 5 s) before its writes fail.
 func (s *Server) Shutdown(ctx context.Context) error {
+	defer s.mgr.Close()
+	grace := time.Now().Add(5 * time.Second)
+	if d, ok := ctx.Deadline(); ok {
+		grace = d
+	}
 	s.mu.Lock()
 	if !s.shutting {
 		s.shutting = true
+		close(s.closing)
 		if s.inflight == 0 {
 			close(s.idle)
 		}
@@ -200,9 +243,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for l := range s.listeners {
 		l.Close()
 	}
+	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
+		conns = append(conns, c)
 		if c.dl != nil {
 			c.dl.SetReadDeadline(time.Now())
+			c.dl.SetWriteDeadline(grace)
 		}
 	}
 	s.mu.Unlock()
@@ -211,7 +257,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	s.mgr.Close()
+	// Nothing is in flight, so every reply is queued: write them out.
+	for _, c := range conns {
+		c.finish()
+	}
+	for _, c := range conns {
+		select {
+		case <-c.written:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	return nil
 }
 
@@ -256,36 +312,59 @@ const (
 type conn struct {
 	s         *Server
 	fr        *frameReader
-	dl        deadliner
+	dl        deadliner // nil for the stdio host
 	fixedHost bool
 	role      atomic.Int32
 	child     *binding // set by session.hello with a child token; loop goroutine only
 
-	out     chan []byte // frames to write, newline included
-	mu      sync.Mutex  // guards closed: no send on out after it is closed
-	closed  bool
-	written chan struct{} // closed when the writer has flushed everything
+	out      chan []byte   // frames to write, newline included
+	stop     chan struct{} // closed by finish: write what is queued, then end
+	stopOnce sync.Once
+	written  chan struct{} // closed when the writer has ended
 }
 
 // outQueue is how many frames may wait for a slow peer. Replies wait for
-// room (back-pressure on that peer alone); notifications are dropped.
+// room (back-pressure on that peer alone) until shutdown; notifications
+// are dropped.
 const outQueue = 1024
+
+// finish tells the writer to write what is queued and end. Frames queued
+// after it may be lost.
+func (c *conn) finish() { c.stopOnce.Do(func() { close(c.stop) }) }
 
 func (c *conn) writer(w io.Writer) {
 	defer close(c.written)
 	bw := bufio.NewWriterSize(w, 16<<10)
-	var failed bool
-	for b := range c.out {
+	failed := false
+	write := func(b []byte) {
 		if failed {
-			continue // drain, so senders never block on a dead peer
+			return
 		}
 		_, err := bw.Write(b)
 		if err == nil && len(c.out) == 0 {
 			err = bw.Flush() // nothing else queued: send what we have in one write
 		}
 		if err != nil {
-			failed = true
+			failed = true // from here on, frames are dropped: the peer is gone
 			c.s.logf("service: write: %v", err)
+		}
+	}
+	for {
+		select {
+		case b := <-c.out:
+			write(b)
+		case <-c.stop:
+			for {
+				select {
+				case b := <-c.out:
+					write(b)
+				default:
+					if !failed {
+						bw.Flush()
+					}
+					return
+				}
+			}
 		}
 	}
 }
@@ -331,8 +410,9 @@ func (c *conn) handle(frame []byte) {
 	c.send(req.ID, result, rerr)
 }
 
-// send queues a reply. It waits for room: a peer that does not read its
-// replies slows only itself.
+// send queues a reply. It waits for room, so a peer that does not read its
+// replies slows only itself, until shutdown, when the reply is dropped
+// instead (that peer was not reading it).
 func (c *conn) send(id json.RawMessage, result any, rerr *rpcError) {
 	resp := response{JSONRPC: "2.0", ID: id, Error: rerr}
 	if rerr == nil {
@@ -342,7 +422,17 @@ func (c *conn) send(id json.RawMessage, result any, rerr *rpcError) {
 	if err != nil {
 		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorf(CodeInternal, "encoding the reply: %v", err)})
 	}
-	c.out <- append(b, '\n') // only the loop goroutine sends replies, and only before out is closed
+	b = append(b, '\n')
+	select {
+	case c.out <- b:
+		return
+	default:
+	}
+	select {
+	case c.out <- b:
+	case <-c.s.closing:
+	case <-c.stop:
+	}
 }
 
 // errSlowPeer is returned when a notification is dropped because the peer
@@ -355,10 +445,10 @@ func (c *conn) notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil
+	select {
+	case <-c.stop:
+		return nil // the connection is ending
+	default:
 	}
 	select {
 	case c.out <- append(b, '\n'):

@@ -100,7 +100,8 @@ func serve(stdio bool, socket, data string, mode relay.Mode, stdin io.Reader, st
 		if err != nil {
 			return err
 		}
-		defer os.Remove(socket)
+		// Closing the listener (Shutdown does) removes the socket file;
+		// removing it by name later could delete a newer server's.
 		go func() { done <- srv.Serve(l) }()
 		logger.Printf("serving children on %s (mode %s, data %s)", socket, mode, data)
 	}
@@ -165,9 +166,15 @@ func listenUnix(path string) (net.Listener, error) {
 		if fi.Mode()&os.ModeSocket == 0 {
 			return nil, fmt.Errorf("%s exists and is not a socket", path)
 		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
 			c.Close()
 			return nil, fmt.Errorf("%s: another server is listening", path)
+		}
+		// Only a refused connection proves the file stale; a live server
+		// with a full backlog, or a permission error, must not lose it.
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%s exists and may be in use: %w", path, err)
 		}
 		os.Remove(path)
 	}
