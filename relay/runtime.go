@@ -104,8 +104,9 @@ func (r *Runtime) Generation() uint64 { return r.gen }
 // verdict, and an error when Parse refused the payload (it matches
 // diag.ErrInvalid and says why), when the runtime is closed or replaced
 // (ErrClosed: the report is ignored and not counted), or when a delivered
-// report could not be stored in the mailbox. A failed notification is recorded, not
-// returned: the mailbox is the durable path.
+// report could not be stored in the mailbox; the gate then forgets it, so
+// the child's retry is not a duplicate. A failed notification is recorded,
+// not returned: the mailbox is the durable path.
 func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	rep, err := diag.Parse(payload)
 	t := r.t
