@@ -78,43 +78,10 @@ loop:
 			}
 			// Eight bytes at a time while all are plain; this one is,
 			// so at least one is taken. It is not a space after a space.
-			var prevSpace uint64
-			for {
-				// bad marks bytes < 0x20 or > 0x7E, and sp spaces: exact
-				// up to the first marked byte, which is all that is used
-				// (a false mark above it only ends the word early).
-				w := load64(s, j)
-				bad := ((w-0x20*lsb)&^w | (w + lsb) | w) & msb
-				t := w ^ 0x20*lsb
-				sp := (t - lsb) &^ t & msb
-				if mat {
-					store64(out, o, w) // room is reserved
-				}
-				if m := bad | sp&(sp<<8|prevSpace); m != 0 {
-					k := bits.TrailingZeros64(m) >> 3
-					j += k
-					o += k
-					// The most common interruption, an SGR code, is
-					// skipped right here once the output is materialized.
-					if !mat || byteAt(s, j) != 0x1B {
-						break
-					}
-					e := csiEnd(s, j)
-					if e < 0 || e+8 > len(s) || byteAt(s, e)-0x20 >= 0x5F {
-						break
-					}
-					j, prevSpace = e, 0
-					if byteAtB(out, o-1) == ' ' {
-						prevSpace = 0x80
-					}
-					continue
-				}
-				j += 8
-				o += 8
-				prevSpace = sp >> 56
-				if j+8 > len(s) {
-					break
-				}
+			if mat {
+				j, o = copyPlain(out, o, s, j)
+			} else {
+				j = scanPlain(s, j)
 			}
 			continue
 		case b == 0x1B:
@@ -149,12 +116,7 @@ loop:
 				break loop
 			}
 			if mat {
-				if k-j <= 8 && j+8 <= len(s) { // room is reserved
-					store64(out, o, load64(s, j))
-					o += k - j
-				} else {
-					o += copy(out[o:], s[j:k])
-				}
+				o = copyChars(out, o, s, j, k)
 			}
 			j = k
 			continue
@@ -207,6 +169,83 @@ loop:
 	return j
 }
 
+// stops marks (with 0x80) the bytes of w, eight bytes of input, that a run
+// does not take as they are: those outside printable ASCII, and a space
+// after a space (prevSpace is 0x80 if the byte before w is one). It also
+// returns the spaces. Both are exact up to the first marked byte, which is
+// all that is used (a false mark above it only ends the chunk early).
+func stops(w, prevSpace uint64) (m, sp uint64) {
+	bad := ((w-0x20*lsb)&^w | (w + lsb) | w) & msb
+	t := w ^ 0x20*lsb
+	sp = (t - lsb) &^ t & msb
+	return bad | sp&(sp<<8|prevSpace), sp
+}
+
+// scanPlain returns the end of the printable ASCII with single spaces at
+// s[j:], where s[j] is one that the run takes and j+8 <= len(s), reading
+// eight bytes at a time: it stops at the first byte it does not take or
+// with fewer than eight bytes left.
+func scanPlain(s string, j int) int {
+	var prevSpace uint64
+	for j+8 <= len(s) {
+		m, sp := stops(load64(s, j), prevSpace)
+		if m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+		j += 8
+		prevSpace = sp >> 56
+	}
+	return j
+}
+
+// copyPlain is scanPlain once the output is materialized: it copies to
+// out[o:], where room is reserved for the rest of s plus 8 bytes, and
+// returns where it stopped in s and out. It also goes through complete CSI
+// sequences, which it removes, and words in other scripts, which it
+// copies: they are the common interruptions, and going round textRun's
+// switch for each costs more than the work itself. It is a leaf apart from
+// those two calls, so that its loop keeps its state in registers.
+func copyPlain(out []byte, o int, s string, j int) (int, int) {
+	var prevSpace uint64 // s[j] is not a space after a space
+	for j+8 <= len(s) {
+		w := load64(s, j)
+		store64(out, o, w)
+		m, sp := stops(w, prevSpace)
+		if m == 0 {
+			j += 8
+			o += 8
+			prevSpace = sp >> 56
+			continue
+		}
+		k := bits.TrailingZeros64(m) >> 3
+		j += k
+		o += k
+		if b := byteAt(s, j); b == 0x1B {
+			e := csiEnd(s, j)
+			if e < 0 {
+				break
+			}
+			j = e
+		} else if b >= 0xC2 {
+			e := plainChars(s, j)
+			if e == j {
+				break
+			}
+			o = copyChars(out, o, s, j, e)
+			j = e
+		} else {
+			break
+		}
+		// What follows is judged in the next chunk; o > 0 here, as
+		// the first chunk takes at least its first byte.
+		prevSpace = 0
+		if byteAtB(out, o-1) == ' ' {
+			prevSpace = 0x80
+		}
+	}
+	return j, o
+}
+
 // reserve flushes the span and makes room in out for n more bytes, plus 8
 // for an 8-byte store at the end. It returns out at full capacity and the
 // output length.
@@ -219,6 +258,21 @@ func (c *cleaner) reserve(n int) ([]byte, int) {
 		c.out = slices.Grow(c.out, n+8)
 	}
 	return c.out[:cap(c.out)], len(c.out)
+}
+
+// copyChars copies s[j:k] to out[o:] and returns the new length of out.
+// Room is reserved in out for the rest of s plus 8 bytes, so it copies in
+// 8-byte stores while the loads stay inside s; that beats copy's call for
+// the short words it mostly gets.
+func copyChars(out []byte, o int, s string, j, k int) int {
+	n := k - j
+	if k+8 > len(s) {
+		return o + copy(out[o:], s[j:k])
+	}
+	for p := 0; p < n; p += 8 { // j+p+8 < k+8 <= len(s)
+		store64(out, o+p, load64(s, j+p))
+	}
+	return o + n
 }
 
 // The hot loop reads and writes through these after checking the bounds
@@ -249,9 +303,17 @@ func store8(b []byte, i int, v byte) {
 // intermediates final) at s[j], which is ESC, or -1 if there is none. The
 // common short sequence is found inline.
 func csiEnd(s string, j int) int {
-	if j+10 <= len(s) && byteAt(s, j+1) == '[' {
-		if x := load64(s, j+2)&(0xE0*lsb) ^ 0x20*lsb; x != 0 {
-			k := j + 2 + bits.TrailingZeros64(x)>>3
+	if j+18 <= len(s) && byteAt(s, j+1) == '[' {
+		// Parameters and intermediates are 0x20-0x3F; x marks the bytes
+		// outside, in the next 16 (SGR's "38;5;208" is 8).
+		k := j + 2
+		x := load64(s, k)&(0xE0*lsb) ^ 0x20*lsb
+		if x == 0 {
+			k += 8
+			x = load64(s, k)&(0xE0*lsb) ^ 0x20*lsb
+		}
+		if x != 0 {
+			k += bits.TrailingZeros64(x) >> 3
 			if byteAt(s, k)-0x40 < 0x3F {
 				return k + 1
 			}
