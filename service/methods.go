@@ -178,40 +178,41 @@ func (c *conn) runtimeOpen(raw json.RawMessage) (any, *rpcError) {
 	}{rt.Path(), b.token, rt.Generation()}, nil
 }
 
-func (c *conn) runtimeClose(raw json.RawMessage) (any, *rpcError) {
+// onlyPath decodes params that are just {path}.
+func onlyPath(raw json.RawMessage) (string, *rpcError) {
 	var p struct {
 		Path string `json:"path"`
 	}
 	if e := decodeParams(raw, &p); e != nil {
+		return "", e
+	}
+	return p.Path, pathParam("path", p.Path)
+}
+
+func (c *conn) runtimeClose(raw json.RawMessage) (any, *rpcError) {
+	path, e := onlyPath(raw)
+	if e != nil {
 		return nil, e
 	}
-	if e := pathParam("path", p.Path); e != nil {
-		return nil, e
-	}
-	if _, ok := c.s.mgr.Status(p.Path); !ok {
-		return nil, errorf(CodeUnknownThread, "runtime.close: thread %s was never opened", p.Path)
+	if _, ok := c.s.mgr.Status(path); !ok {
+		return nil, errorf(CodeUnknownThread, "runtime.close: thread %s was never opened", path)
 	}
 	c.s.openMu.Lock()
 	defer c.s.openMu.Unlock()
-	if b := c.s.tokens.revokePath(p.Path); b != nil {
+	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
 	}
 	return empty{}, nil
 }
 
 func (c *conn) threadStatus(raw json.RawMessage) (any, *rpcError) {
-	var p struct {
-		Path string `json:"path"`
-	}
-	if e := decodeParams(raw, &p); e != nil {
+	path, e := onlyPath(raw)
+	if e != nil {
 		return nil, e
 	}
-	if e := pathParam("path", p.Path); e != nil {
-		return nil, e
-	}
-	st, ok := c.s.mgr.Status(p.Path)
+	st, ok := c.s.mgr.Status(path)
 	if !ok {
-		return nil, errorf(CodeUnknownThread, "thread.status: thread %s was never opened", p.Path)
+		return nil, errorf(CodeUnknownThread, "thread.status: thread %s was never opened", path)
 	}
 	return st, nil
 }

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -53,5 +55,20 @@ func usage(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+}
+
+// parseFlags parses a subcommand's flags. When it returns false the
+// command ends with code: 0 after -h (the usage was printed), 2 after a bad
+// flag (the error and the usage were printed).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	default:
+		return 2, false
 	}
 }

@@ -27,8 +27,8 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: diagrelay report --level info|warning|error [--source S] MESSAGE...")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *level == "" || fs.NArg() == 0 {
 		fs.Usage()
@@ -58,8 +58,8 @@ func runProbe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	min := fs.String("min", capability.Version, "the minimum compatible `version`")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "usage: diagrelay probe [--min VERSION]")

@@ -40,8 +40,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: diagrelay serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	mode, err := relay.ParseMode(*modeName)
 	switch {
