@@ -195,6 +195,10 @@ func (s *Server) serve(r io.Reader, w io.Writer, nc net.Conn, host bool) error {
 		delete(s.conns, c)
 		s.mu.Unlock()
 		c.finish() // every queued reply is out before the connection closes
+		if c.dl != nil {
+			// A peer that stopped reading gets a few seconds, not forever.
+			c.dl.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		}
 		<-c.written
 	}()
 	return c.loop()
