@@ -135,8 +135,12 @@ func printTranscript(w io.Writer, tr *demoTranscript) {
 
 	p.heading("Summary")
 	t := tr.Totals
-	shown := fmt.Sprintf("%d notifications shown, %d held back and counted in %d summaries",
-		t.NotificationsShown, t.NotShown, t.Summaries)
+	summaries := "summaries"
+	if t.Summaries == 1 {
+		summaries = "summary"
+	}
+	shown := fmt.Sprintf("%d notifications shown, %d held back and counted in %d %s",
+		t.NotificationsShown, t.NotShown, t.Summaries, summaries)
 	if tr.Mode == string(relay.ModePrint) {
 		shown = "no notifications (print mode)"
 	}
