@@ -365,15 +365,23 @@ func (d *demoRun) shutdownHook(path string) {
 	d.wellBehaved(path, diag.Info, "shutdown: lint cache flushed", "eslint",
 		"its shutdown hook reports, before the runtime closes")
 	rt.Close()
+	d.lateReport(path, rt.Bus(), diag.Info, "one more after close", "eslint",
+		"runtime closed; a late timer in the extension tries to report",
+		"probe: not hosted (the runtime is closed); the extension falls back")
+}
+
+// lateReport logs an extension reporting on a bus that no longer has a
+// host: the probe must say not hosted, so nothing is emitted or counted.
+func (d *demoRun) lateReport(path string, b *bus.Bus, level diag.Level, message, source, doing, notHosted string) {
 	var hosted bool
 	t, _ := d.track(path, func() {
-		hosted = capability.Report(rt.Bus(), diag.Info, "one more after close", "eslint")
+		hosted = capability.Report(b, level, message, source)
 	})
-	result := "probe: not hosted (the runtime is closed); the extension falls back"
+	result := notHosted
 	if hosted {
 		result = "probe: hosted?! " + tallyText(t)
 	}
-	d.log(path, "runtime closed; a late timer in the extension tries to report", "", result, &t)
+	d.log(path, doing, "", result, &t)
 }
 
 func (d *demoRun) reopenScout() error {
@@ -386,15 +394,9 @@ func (d *demoRun) reopenScout() error {
 	d.rt[path] = rt
 	d.log(path, "the retained session is opened again", "",
 		fmt.Sprintf("generation %d: a new bus and fresh limits; its diagnostics stay", rt.Generation()), nil)
-	var hosted bool
-	t, _ := d.track(path, func() {
-		hosted = capability.Report(old.Bus(), diag.Warning, "late report from generation 1", "lint")
-	})
-	result := "probe: not hosted (its bus closed at the reopen): ignored, not counted"
-	if hosted {
-		result = "probe: hosted?! " + tallyText(t)
-	}
-	d.log(path, "generation 1's extension, still running, tries to report", "", result, &t)
+	d.lateReport(path, old.Bus(), diag.Warning, "late report from generation 1", "lint",
+		"generation 1's extension, still running, tries to report",
+		"probe: not hosted (its bus closed at the reopen): ignored, not counted")
 	d.wellBehaved(path, diag.Warning, "eslint not found on PATH; lint checks skipped", "lint",
 		"generation 2's extension loads and reports the same warning (not a duplicate: fresh limits)")
 	return nil
