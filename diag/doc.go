@@ -19,8 +19,8 @@
 //
 //	parse → sanitize → valid? → duplicate? → cap? → window? → deliver
 //
-// Parse does the first two, Gate.Admit the rest, and Gate.AdmitPayload all
-// of it, counting a payload Parse refuses as invalid:
+// Parse does the first two and Gate.Admit the rest; a caller counts a
+// payload Parse refuses by admitting the zero Report, which is invalid:
 //
 //   - Invalid: a payload Parse refuses; or, re-checked by Admit without
 //     sanitizing again, a level that is not exactly info, warning or error,

@@ -60,7 +60,7 @@ type Counts struct {
 // Dropped is the number of reports dropped for any reason.
 func (c Counts) Dropped() uint64 { return c.Duplicate + c.Rate + c.Cap + c.Invalid }
 
-// Total is the number of reports decided: calls to Admit and AdmitPayload.
+// Total is the number of reports decided: calls to Admit.
 func (c Counts) Total() uint64 { return c.Delivered + c.Dropped() }
 
 // A Gate decides, for one child runtime generation, which reports are
@@ -149,19 +149,6 @@ func (g *Gate) Admit(r Report, now time.Time) Verdict {
 	g.seen[bit/64] |= 1 << (bit % 64)
 	g.n++
 	return Delivered
-}
-
-// AdmitPayload is Parse followed by Admit: the whole order of the package
-// documentation for one bus payload. A payload Parse refuses is counted as
-// DropInvalid (and its now observed, as Admit would) and err says why; the
-// returned Report is the one Admit decided about.
-func (g *Gate) AdmitPayload(payload any, now time.Time) (r Report, v Verdict, err error) {
-	r, err = Parse(payload)
-	if err != nil {
-		g.observe(now)
-		return Report{}, g.drop(DropInvalid), err
-	}
-	return r, g.Admit(r, now), nil
 }
 
 // keyOf returns a report's filter key: its level, its texts' lengths and a

@@ -1,7 +1,6 @@
 package diag
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -211,35 +210,6 @@ func TestMonotonicReadings(t *testing.T) {
 	// A reading without a monotonic part, such as one decoded from JSON, is
 	// compared by wall clock; being before the latest, it is dropped.
 	admit(t, g, distinct(6), start.Round(0).Add(-time.Hour), DropRate)
-}
-
-func TestAdmitPayload(t *testing.T) {
-	g := NewGate()
-	for _, tc := range []struct {
-		payload any
-		at      float64
-		want    Verdict
-		wantErr bool
-	}{
-		{map[string]any{"level": "info", "message": "\x1b[1mok", "source": "x"}, 0, Delivered, false},
-		{Report{Info, "ok", "x"}, 1, DropDuplicate, false}, // sanitized before the duplicate check
-		{42, 2, DropInvalid, true},
-		{map[string]any{"level": "info", "message": 1}, 3, DropInvalid, true},
-		{&Report{Warning, "\u200b", ""}, 4, DropInvalid, true},
-		{Report{Warning, "other", ""}, 1, DropRate, false}, // the invalid payload at 4 s moved the clock
-	} {
-		r, v, err := g.AdmitPayload(tc.payload, sec(tc.at))
-		if v != tc.want || (err != nil) != tc.wantErr {
-			t.Errorf("AdmitPayload(%#v) = %+v, %v, %v; want %v", tc.payload, r, v, err, tc.want)
-		}
-		if err != nil && (!errors.Is(err, ErrInvalid) || r != Report{}) {
-			t.Errorf("AdmitPayload(%#v) = %+v, %v", tc.payload, r, err)
-		}
-	}
-	want := Counts{Delivered: 1, Duplicate: 1, Rate: 1, Invalid: 3}
-	if c := g.Counts(); c != want {
-		t.Errorf("Counts() = %+v, want %+v", c, want)
-	}
 }
 
 func TestCountsAddUp(t *testing.T) {

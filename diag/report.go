@@ -41,12 +41,11 @@ const (
 )
 
 // Valid reports whether l is exactly Info, Warning or Error.
-func (l Level) Valid() bool { return l.code() != 0 }
+func (l Level) Valid() bool { return l.Severity() != 0 }
 
-// levelCode is a Level in one byte, as a Gate stores it; 0 is invalid.
-type levelCode uint8
-
-func (l Level) code() levelCode {
+// Severity orders levels: 1 for Info, 2 for Warning, 3 for Error, and 0 for
+// anything else, so that an invalid level is never the most severe.
+func (l Level) Severity() int {
 	switch l {
 	case Info:
 		return 1
@@ -57,3 +56,8 @@ func (l Level) code() levelCode {
 	}
 	return 0
 }
+
+// levelCode is a Level in one byte, as a Gate stores it; 0 is invalid.
+type levelCode uint8
+
+func (l Level) code() levelCode { return levelCode(l.Severity()) }

@@ -7,29 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// clock is a manual, monotonic clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newClock is the tests' clock: it moves only on Advance. Its own timers
+// are not used; scheduler fires the Manager's when a test says.
+func newClock() *simclock.Clock { return simclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)) }
 
 // scheduler is a manual AfterFunc: timers fire when the test says.
 type scheduler struct {
@@ -128,7 +113,7 @@ type rig struct {
 	m     *relay.Manager
 	box   *mailbox.Memory
 	ui    *notifier
-	clock *clock
+	clock *simclock.Clock
 	sched *scheduler
 
 	mu     sync.Mutex

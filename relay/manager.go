@@ -37,9 +37,13 @@ const (
 	DefaultNotifyBurst = 10
 )
 
-// ErrClosed is returned by Open and Reopen once the Manager is closed, and
-// by Reopen on a runtime that a newer generation has replaced.
+// ErrClosed is returned by Open and Reopen once the Manager is closed.
 var ErrClosed = errors.New("relay: closed")
+
+// ErrRuntimeClosed is returned by Runtime.Report on a runtime that was
+// closed or replaced by a newer generation (the report is ignored and not
+// counted), and by Reopen on a replaced one. It matches ErrClosed too.
+var ErrRuntimeClosed = fmt.Errorf("%w: runtime closed or replaced by a newer generation", ErrClosed)
 
 // Config configures a Manager. The zero value is usable: rpc mode, no
 // notifier, no mailbox, the wall clock and the default notification limit.
@@ -99,7 +103,7 @@ type Manager struct {
 	closed    bool
 	offParent func()
 
-	toasts toastLimit
+	toasts *toastLimiter
 
 	sinkErrors atomic.Int64
 	panics     atomic.Int64
@@ -133,7 +137,7 @@ func NewManager(c Config) *Manager {
 	if b <= 0 {
 		b = DefaultNotifyBurst
 	}
-	m.toasts.lim = rate.NewLimiter(r, b)
+	m.toasts = newToastLimiter(r, b, m.now, m.afterFunc, m.notify)
 	if c.Parent != nil {
 		m.offParent = capability.Answer(c.Parent, capability.CapabilitiesProbeTopic)
 	}

@@ -12,20 +12,23 @@ import (
 type thread struct {
 	path, parent, owner string
 
-	mu      sync.Mutex // guards the fields below and the live runtime's gate
-	gen     uint64
-	live    *Runtime
-	diags   []Diagnostic // ring of at most MaxStatusDiagnostics
-	head    int          // index of the oldest entry once the ring is full
+	mu    sync.Mutex // guards the fields below and the live runtime's gate
+	gen   uint64
+	live  *Runtime
+	diags []Diagnostic // ring of at most MaxStatusDiagnostics
+	head  int          // index of the oldest entry once the ring is full
+	// dropped sums the drops of the closed generations' gates; the live
+	// one's are added when read. The gates are the one count of drops.
 	dropped Dropped
 }
 
-// recipient is parent ?? owner (SPEC §1).
-func (t *thread) recipient() string {
-	if t.parent != "" {
-		return t.parent
+// recipient is where a thread's reports go: its parent, or for an
+// independent root its owner.
+func recipient(parent, owner string) string {
+	if parent != "" {
+		return parent
 	}
-	return t.owner
+	return owner
 }
 
 func (t *thread) pushLocked(d Diagnostic) {
@@ -48,6 +51,9 @@ func (t *thread) status() Status {
 		Generation:  t.gen,
 		Diagnostics: make([]Diagnostic, 0, len(t.diags)),
 		Dropped:     t.dropped,
+	}
+	if t.live != nil && t.live.gate != nil {
+		s.Dropped = s.Dropped.plus(t.live.gate.Counts())
 	}
 	s.Diagnostics = append(s.Diagnostics, t.diags[t.head:]...)
 	s.Diagnostics = append(s.Diagnostics, t.diags[:t.head]...)
@@ -73,10 +79,10 @@ type Runtime struct {
 // with m.mu and t.mu held.
 func (m *Manager) startLocked(t *thread) *Runtime {
 	if old := t.live; old != nil {
-		old.closed = true
+		old.retireLocked()
 	}
 	t.gen++
-	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: t.recipient()}
+	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: recipient(t.parent, t.owner)}
 	path := t.path
 	r.b.SetPanicHook(func(topic string, v any) {
 		m.panics.Add(1)
@@ -88,6 +94,18 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 	r.b.On(diag.Topic, func(p any) { r.Report(p) })
 	t.live = r
 	return r
+}
+
+// retireLocked closes r for reports and folds its gate's drops into the
+// thread's. Called with t.mu held; idempotent.
+func (r *Runtime) retireLocked() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	if r.gate != nil {
+		r.t.dropped = r.t.dropped.plus(r.gate.Counts())
+	}
 }
 
 // Bus returns the runtime's own bus, for the child's extensions.
@@ -102,13 +120,15 @@ func (r *Runtime) Generation() uint64 { return r.gen }
 // Report runs one report payload through the same path as an event on the
 // runtime's bus: parse, sanitize, gate, deliver. It returns the gate's
 // verdict, and an error when Parse refused the payload (it matches
-// diag.ErrInvalid and says why), when the runtime is closed or replaced
-// (ErrClosed: the report is ignored and not counted), or when a delivered
-// report could not be stored in the mailbox; the gate then forgets it, so
-// the child's retry is not a duplicate. A failed notification is recorded,
-// not returned: the mailbox is the durable path.
+// diag.ErrInvalid and says why; the verdict is DropInvalid), when the
+// runtime is closed or replaced (ErrRuntimeClosed and the zero Verdict: the
+// report is ignored and not counted), or when a delivered report could not
+// be stored in the mailbox; the gate then forgets it, so the child's retry
+// is not a duplicate. A failed notification is recorded, not returned: the
+// mailbox is the durable path.
 func (r *Runtime) Report(payload any) (diag.Verdict, error) {
-	rep, err := diag.Parse(payload)
+	// Parsing sanitizes, the costly step: it runs before the lock.
+	rep, parseErr := diag.Parse(payload)
 	t := r.t
 	t.mu.Lock()
 	// The clock is read under the lock, so that reports on one runtime
@@ -118,19 +138,18 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	now := r.m.now()
 	if r.closed {
 		t.mu.Unlock()
-		return diag.DropInvalid, ErrClosed
+		return 0, ErrRuntimeClosed
 	}
-	v := diag.DropInvalid
-	if err == nil {
-		if r.gate == nil {
-			r.gate = diag.NewGate()
-		}
-		v = r.gate.Admit(rep, now)
+	if r.gate == nil {
+		r.gate = diag.NewGate()
 	}
+	if parseErr != nil {
+		rep = diag.Report{} // invalid: the gate counts it as DropInvalid
+	}
+	v := r.gate.Admit(rep, now)
 	if v != diag.Delivered {
-		t.dropped.add(v)
 		t.mu.Unlock()
-		return v, err // err explains DropInvalid when Parse refused the payload
+		return v, parseErr
 	}
 	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: now})
 	t.mu.Unlock()
@@ -150,7 +169,7 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 // reports still arriving on its bus are ignored. The thread's status,
 // diagnostics included, carries over. Reopen works on the thread's latest
 // runtime, live or closed; on one that a newer generation replaced it
-// returns ErrClosed.
+// returns ErrRuntimeClosed, and ErrClosed once the Manager is closed.
 func (r *Runtime) Reopen() (*Runtime, error) {
 	m, t := r.m, r.t
 	m.mu.Lock()
@@ -162,7 +181,7 @@ func (r *Runtime) Reopen() (*Runtime, error) {
 	if t.gen != r.gen {
 		t.mu.Unlock()
 		m.mu.Unlock()
-		return nil, ErrClosed
+		return nil, ErrRuntimeClosed
 	}
 	next := m.startLocked(t)
 	t.mu.Unlock()
@@ -177,7 +196,7 @@ func (r *Runtime) Reopen() (*Runtime, error) {
 func (r *Runtime) Close() {
 	t := r.t
 	t.mu.Lock()
-	r.closed = true
+	r.retireLocked()
 	if t.live == r {
 		t.live = nil
 	}

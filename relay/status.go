@@ -37,7 +37,11 @@ type Diagnostic struct {
 	At      time.Time  `json:"at"`
 }
 
-// Dropped counts silent drops per reason (SPEC §6).
+// Recipient is the thread whose mailbox gets this thread's reports: its
+// parent, or for an independent root its owner.
+func (s Status) Recipient() string { return recipient(s.Parent, s.Owner) }
+
+// Dropped counts silent drops per reason: duplicate, rate, cap, invalid.
 type Dropped struct {
 	Duplicate int `json:"duplicate"`
 	Rate      int `json:"rate"`
@@ -45,15 +49,11 @@ type Dropped struct {
 	Invalid   int `json:"invalid"`
 }
 
-func (d *Dropped) add(v diag.Verdict) {
-	switch v {
-	case diag.DropDuplicate:
-		d.Duplicate++
-	case diag.DropRate:
-		d.Rate++
-	case diag.DropCap:
-		d.Cap++
-	case diag.DropInvalid:
-		d.Invalid++
-	}
+// plus adds a gate's drop counts to d.
+func (d Dropped) plus(c diag.Counts) Dropped {
+	d.Duplicate += int(c.Duplicate)
+	d.Rate += int(c.Rate)
+	d.Cap += int(c.Cap)
+	d.Invalid += int(c.Invalid)
+	return d
 }

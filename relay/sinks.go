@@ -1,0 +1,65 @@
+package relay
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/diagrelay/diagrelay/diag"
+)
+
+// deliver sends an admitted report to the mailbox and, outside print mode,
+// through the toast limiter to the notifier. No lock is held: sinks are
+// user code. It returns the mailbox's error, which the service turns into
+// an error reply.
+func (m *Manager) deliver(rt *Runtime, r diag.Report, now time.Time) error {
+	from := rt.t.path
+	var postErr error
+	if m.mailbox != nil {
+		msg := ParentMessage{
+			Recipient: rt.recipient,
+			From:      from,
+			Text:      MessageText(from, r),
+			Level:     r.Level,
+			Source:    r.Source,
+			Message:   r.Message,
+			At:        now,
+		}
+		postErr = m.callSink("mailbox", func() error { return m.mailbox.Post(msg) })
+	}
+	if m.showsNotifications() {
+		m.toasts.offer(Notification{Thread: from, Text: NotificationText(from, r), Level: r.Level}, now)
+	}
+	return postErr
+}
+
+func (m *Manager) showsNotifications() bool { return m.mode != ModePrint && m.notifier != nil }
+
+// notify is the toast limiter's emit func.
+func (m *Manager) notify(n Notification) {
+	if m.showsNotifications() {
+		m.callSink("notifier", func() error { return m.notifier.Notify(n) })
+	}
+}
+
+// callSink runs one sink call, turning a panic into an error, and records
+// any failure. The failure does not stop the other sinks or the child.
+func (m *Manager) callSink(name string, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("relay: %s sink panicked: %v", name, p)
+		}
+		if err != nil {
+			m.sinkErrors.Add(1)
+			if m.onSinkErr != nil {
+				func() {
+					defer func() { _ = recover() }() // the hook is user code too
+					m.onSinkErr(err)
+				}()
+			}
+		}
+	}()
+	if err := f(); err != nil {
+		return fmt.Errorf("relay: %s sink: %w", name, err)
+	}
+	return nil
+}
