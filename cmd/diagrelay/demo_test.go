@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/diagrelay/diagrelay/internal/demo"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -22,13 +22,13 @@ func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 // demoJSON runs `diagrelay demo --json` with extra args and decodes it.
-func demoJSON(t *testing.T, args ...string) (*demoTranscript, string) {
+func demoJSON(t *testing.T, args ...string) (*demo.Transcript, string) {
 	t.Helper()
 	out, errOut, code := runCmd(t, append([]string{"demo", "--json"}, args...)...)
 	if code != 0 || errOut != "" {
 		t.Fatalf("demo --json %v: exit %d, stderr %q", args, code, errOut)
 	}
-	var tr demoTranscript
+	var tr demo.Transcript
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&tr); err != nil {
@@ -149,7 +149,7 @@ type wantThread struct {
 }
 
 // The scenario's outcome, worked out from the rules of SPEC §6 (see the
-// comments in demo_scenario.go for each step).
+// comments in internal/demo/scenario.go for each step).
 var wantThreads = map[string]wantThread{
 	// One warning per generation: the reopened gate does not see a duplicate.
 	"/root/scout": {delivered: 2, generation: 2, open: true, kept: 2, to: "/root"},
@@ -198,7 +198,7 @@ func TestDemoCounts(t *testing.T) {
 
 	// Each event's tally came from the relay; together they must add up
 	// to the thread's status.
-	sums := map[string]demoTally{}
+	sums := map[string]demo.Tally{}
 	for _, e := range tr.Events {
 		if e.Tally == nil {
 			continue
@@ -367,7 +367,7 @@ func TestDemoTextMatchesJSON(t *testing.T) {
 		t.Error("the text shows no summary notification")
 	}
 	for _, line := range strings.Split(out, "\n") {
-		if n := utf8.RuneCountInString(line); n > demoWidth {
+		if n := utf8.RuneCountInString(line); n > demo.Width {
 			t.Errorf("line of %d characters: %q", n, line)
 		}
 	}
@@ -384,67 +384,5 @@ func TestDemoUsage(t *testing.T) {
 	}
 	if _, errOut, code := runCmd(t, "demo", "-h"); code != 0 || !strings.Contains(errOut, "usage:") {
 		t.Errorf("demo -h: exit %d, stderr %q", code, errOut)
-	}
-}
-
-func TestSimClock(t *testing.T) {
-	c := newSimClock(demoStart)
-	var got []string
-	rec := func(name string) func() {
-		return func() { got = append(got, fmt.Sprintf("%s@%d", name, sinceStart(c.Now()))) }
-	}
-	c.AfterFunc(2*time.Second, rec("b"))
-	c.AfterFunc(time.Second, func() {
-		rec("a")()
-		c.AfterFunc(500*time.Millisecond, rec("a2")) // due before b
-	})
-	stop := c.AfterFunc(time.Second, rec("stopped"))
-	c.AfterFunc(time.Second, rec("a-same-instant"))
-	if !stop() || stop() {
-		t.Error("stop: want true, then false")
-	}
-	c.AdvanceTo(demoStart.Add(1800 * time.Millisecond))
-	if sinceStart(c.Now()) != 1800 {
-		t.Errorf("now %d ms, want 1800", sinceStart(c.Now()))
-	}
-	c.AdvanceTo(demoStart) // never backwards
-	if sinceStart(c.Now()) != 1800 {
-		t.Errorf("went back to %d ms", sinceStart(c.Now()))
-	}
-	c.AdvanceTo(demoStart.Add(5 * time.Second))
-	want := "a@1000 a-same-instant@1000 a2@1500 b@2000"
-	if s := strings.Join(got, " "); s != want {
-		t.Errorf("timers ran %q, want %q", s, want)
-	}
-}
-
-func TestWrap(t *testing.T) {
-	for _, s := range []string{
-		"", "word", "a b c", strings.Repeat("x", 50), "short " + strings.Repeat("é", 45) + " end",
-		"two  spaces", "trailing ",
-	} {
-		for _, width := range []int{1, 7, 20} {
-			lines := wrap(s, width)
-			for _, l := range lines {
-				if utf8.RuneCountInString(l) > width {
-					t.Errorf("wrap(%q, %d): line %q too long", s, width, l)
-				}
-			}
-			if j := strings.ReplaceAll(strings.Join(lines, ""), " ", ""); j != strings.ReplaceAll(s, " ", "") {
-				t.Errorf("wrap(%q, %d) lost text: %q", s, width, lines)
-			}
-		}
-	}
-}
-
-func TestDisplayCut(t *testing.T) {
-	short := strings.Repeat("é", displayMax)
-	if displayCut(short) != short {
-		t.Error("a text within the limit was cut")
-	}
-	long := strings.Repeat("é", displayMax+1)
-	got := displayCut(long)
-	if !strings.HasPrefix(got, strings.Repeat("é", displayKeep)+" [... 81 more characters cut for display") {
-		t.Errorf("displayCut: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 // The demo's text rendering: sections a person can read in 96 columns.
 // Everything printed is the relay's sanitized output or the demo's own ASCII
@@ -10,34 +10,47 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-const demoWidth = 96
+// Width is the text's page width, in characters.
+const Width = 96
 
 // Texts longer than displayMax characters are cut to displayKeep for the
-// screen, saying so; the JSON transcript has them whole.
+// screen, saying how many characters of the message were cut: one count,
+// wherever the same message is shown. The JSON transcript has them whole.
 const (
 	displayMax  = 240
 	displayKeep = 160
 )
 
-func displayCut(s string) string {
-	n := utf8.RuneCountInString(s)
+// displayCut cuts a long message for the screen.
+func displayCut(msg string) string {
+	n := utf8.RuneCountInString(msg)
 	if n <= displayMax {
-		return s
+		return msg
 	}
-	i, kept := 0, 0
-	for kept < displayKeep {
+	return firstRunes(msg, displayKeep) + cutNote(n-displayKeep)
+}
+
+func cutNote(n int) string {
+	return fmt.Sprintf(" [... %d more characters cut for display; --json has all]", n)
+}
+
+func firstRunes(s string, n int) string {
+	i := 0
+	for ; n > 0 && i < len(s); n-- {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		kept++
 	}
-	return s[:i] + fmt.Sprintf(" [... %d more characters cut for display; --json has all]", n-displayKeep)
+	return s[:i]
 }
 
 // wrap splits s into lines of at most width characters, at spaces where it
-// can and inside a word longer than a line where it must.
+// can and inside a word longer than a line where it must; even then it
+// never splits a Go escape such as \u202e or \U000e0069, which is wider
+// than the line only when the line is narrower than 10 characters.
 func wrap(s string, width int) []string {
 	var lines []string
 	var line strings.Builder
@@ -57,16 +70,24 @@ func wrap(s string, width int) []string {
 			n++
 		}
 		for wn > width-n {
-			// Hard split: fill the line with as much of the word as fits.
-			take := width - n
-			i := 0
-			for j := 0; j < take; j++ {
-				_, size := utf8.DecodeRuneInString(word[i:])
+			// Hard split: fill the line with as many whole atoms of the
+			// word as fit, at least one.
+			i, taken := 0, 0
+			for i < len(word) {
+				size, runes := atom(word[i:])
+				if taken+runes > width-n && (taken > 0 || n > 0) {
+					break
+				}
 				i += size
+				taken += runes
+			}
+			if i == 0 { // not even one atom fits after what the line has
+				flush()
+				continue
 			}
 			line.WriteString(word[:i])
 			flush()
-			word, wn = word[i:], wn-take
+			word, wn = word[i:], wn-taken
 		}
 		line.WriteString(word)
 		n += wn
@@ -77,13 +98,35 @@ func wrap(s string, width int) []string {
 	return lines
 }
 
-type demoPrinter struct{ w io.Writer }
+// atom returns the length in bytes and in characters of the unit s starts
+// with: a Go escape as strconv.QuoteToASCII writes them, or one character.
+func atom(s string) (size, runes int) {
+	if len(s) >= 2 && s[0] == '\\' {
+		n := 2
+		switch c := s[1]; {
+		case c == 'x':
+			n = 4
+		case c == 'u':
+			n = 6
+		case c == 'U':
+			n = 10
+		case c >= '0' && c <= '7':
+			n = 4
+		}
+		n = min(n, len(s))
+		return n, n // escapes are ASCII
+	}
+	_, size = utf8.DecodeRuneInString(s)
+	return size, 1
+}
+
+type printer struct{ w io.Writer }
 
 // para prints s wrapped to the page, every line after prefix indented to
 // prefix's width.
-func (p demoPrinter) para(prefix, s string) {
+func (p printer) para(prefix, s string) {
 	indent := strings.Repeat(" ", utf8.RuneCountInString(prefix))
-	for i, l := range wrap(s, demoWidth-len(indent)) {
+	for i, l := range wrap(s, Width-len(indent)) {
 		if i == 0 {
 			fmt.Fprintln(p.w, prefix+l)
 		} else {
@@ -92,21 +135,22 @@ func (p demoPrinter) para(prefix, s string) {
 	}
 }
 
-func (p demoPrinter) heading(s string) {
+func (p printer) heading(s string) {
 	fmt.Fprintln(p.w)
 	fmt.Fprintln(p.w, s)
 	fmt.Fprintln(p.w, strings.Repeat("=", utf8.RuneCountInString(s)))
 }
 
-func (p demoPrinter) subheading(s string) {
+func (p printer) subheading(s string) {
 	fmt.Fprintln(p.w)
 	p.para("-- ", s)
 }
 
 func offset(ms int64) string { return fmt.Sprintf("+%d.%03ds", ms/1000, ms%1000) }
 
-func printTranscript(w io.Writer, tr *demoTranscript) {
-	p := demoPrinter{w}
+// Render prints tr for a person, in Width columns.
+func Render(w io.Writer, tr *Transcript) {
+	p := printer{w}
 	l := tr.Limits
 	p.para("", "diagrelay demo: what a parent session sees from its children's extensions")
 	p.para("", fmt.Sprintf("Parent mode %s. Times are offsets on a simulated monotonic clock, so the run "+
@@ -125,7 +169,7 @@ func printTranscript(w io.Writer, tr *demoTranscript) {
 		if e.Sent != "" {
 			p.para(indent+"sent: ", e.Sent)
 		}
-		p.para(indent+"-> ", e.Result)
+		p.para(indent+"-> ", resultText(e))
 	}
 
 	p.heading("3. What the parent session sees")
@@ -156,9 +200,9 @@ func printTranscript(w io.Writer, tr *demoTranscript) {
 
 // printTree draws the threads by lexical parent; a one-segment path is a
 // root of its own.
-func printTree(p demoPrinter, threads []demoThread) {
-	children := map[string][]demoThread{}
-	var roots []demoThread
+func printTree(p printer, threads []Thread) {
+	children := map[string][]Thread{}
+	var roots []Thread
 	for _, t := range threads {
 		if t.Parent == "" {
 			roots = append(roots, t)
@@ -166,8 +210,8 @@ func printTree(p demoPrinter, threads []demoThread) {
 			children[t.Parent] = append(children[t.Parent], t)
 		}
 	}
-	var draw func(t demoThread, lead, branch string)
-	draw = func(t demoThread, lead, branch string) {
+	var draw func(t Thread, lead, branch string)
+	draw = func(t Thread, lead, branch string) {
 		label := lead + branch + t.Path
 		note := t.Role
 		switch {
@@ -198,7 +242,7 @@ func printTree(p demoPrinter, threads []demoThread) {
 	}
 }
 
-func printNotifications(p demoPrinter, tr *demoTranscript) {
+func printNotifications(p printer, tr *Transcript) {
 	switch relay.Mode(tr.Mode) {
 	case relay.ModePrint:
 		p.subheading("UI notifications: none. In print mode there is no UI; the parent messages " +
@@ -212,27 +256,84 @@ func printNotifications(p demoPrinter, tr *demoTranscript) {
 			"parent's terminal, at the level shown", len(tr.Notifications)))
 	}
 	for _, n := range tr.Notifications {
-		text := displayCut(n.Text)
-		if n.Summary {
-			text = "[summary] " + text
+		prefix := fmt.Sprintf("  %-9s %-8s ", offset(n.AtMS), n.Level)
+		if !n.Summary {
+			p.para(prefix, notificationCut(n))
+			continue
 		}
-		p.para(fmt.Sprintf("  %-9s %-8s ", offset(n.AtMS), n.Level), text)
+		p.para(prefix, "[summary] "+n.Text)
+		indent := strings.Repeat(" ", len(prefix))
+		p.para(indent, fmt.Sprintf("level %s: the most severe of the %d held back, which were:",
+			n.Level, len(n.HeldBack)))
+		for _, h := range n.HeldBack {
+			p.para(indent+"  ", fmt.Sprintf("%s %s %s %s", offset(h.AtMS), h.Thread, h.Level, reportText(h.Source, h.Message)))
+		}
 	}
 }
 
-func printMailboxes(p demoPrinter, tr *demoTranscript) {
+// notificationCut cuts a notification's message, not its frame, so that
+// the count of cut characters is the message's, as everywhere else.
+func notificationCut(n Notification) string {
+	frame := 0
+	if rest, ok := strings.CutPrefix(n.Text, n.Thread+" ["); ok {
+		// The frame-safe source has no "]", so the first "]: " ends it.
+		frame = len(n.Text) - len(rest) + strings.Index(rest, "]: ") + 3
+	} else if strings.HasPrefix(n.Text, n.Thread+": ") {
+		frame = len(n.Thread) + 2
+	}
+	return n.Text[:frame] + displayCut(n.Text[frame:])
+}
+
+// reportText is `[source] "message"`, or `"message"`, cut for the screen.
+func reportText(source, message string) string {
+	q := fmt.Sprintf("%q", displayCut(message))
+	if source == "" {
+		return q
+	}
+	return "[" + source + "] " + q
+}
+
+// resultText is an event's result with the delivered report and what the
+// host-wide limit did with its notification.
+func resultText(e Event) string {
+	r := e.Result
+	if d := e.Delivered; d != nil {
+		r = "delivered as " + d.Level + " " + reportText(d.Source, d.Message)
+	}
+	if t := e.Tally; t != nil && t.HeldBack > 0 {
+		if t.Delivered == 1 {
+			r += "; its notification was held back by the host-wide limit (see the summary)"
+		} else {
+			r += fmt.Sprintf("; %d of their notifications were held back by the host-wide limit", t.HeldBack)
+		}
+	}
+	return r
+}
+
+func printMailboxes(p printer, tr *Transcript) {
 	p.subheading("Parent messages (the mailbox): non-waking, for the recipient's model to read; " +
 		"the exact text, labeled untrusted, with the fields JSON-quoted")
 	for _, mb := range tr.Mailboxes {
 		fmt.Fprintln(p.w)
 		p.para("  ", fmt.Sprintf("to %s: %d unacknowledged, oldest first", mb.Recipient, len(mb.Messages)))
 		for _, m := range mb.Messages {
-			p.para(fmt.Sprintf("  #%-3d %-9s ", m.ID, offset(m.AtMS)), displayCut(m.Text))
+			text := m.Text
+			if cut := displayCut(m.Message); cut != m.Message {
+				// The parent message with its message cut: the relay's own
+				// wording, then the one count of cut characters.
+				text = relay.MessageText(m.From, diag.Report{Level: diag.Level(m.Level), Source: m.Source,
+					Message: firstRunes(m.Message, displayKeep)})
+				text = strings.TrimSuffix(text, `"}`) + cutNote(utf8.RuneCountInString(m.Message)-displayKeep)
+			}
+			if m.Notification == NotificationHeldBack {
+				text += " (its notification was held back by the host-wide limit)"
+			}
+			p.para(fmt.Sprintf("  #%-3d %-9s ", m.ID, offset(m.AtMS)), text)
 		}
 	}
 }
 
-func printStatuses(p demoPrinter, tr *demoTranscript) {
+func printStatuses(p printer, tr *Transcript) {
 	p.subheading(fmt.Sprintf("Thread status (agent_status), read at %s before the manager closed",
 		offset(tr.StatusAtMS)))
 	for _, s := range tr.Statuses {
@@ -241,11 +342,7 @@ func printStatuses(p demoPrinter, tr *demoTranscript) {
 		if s.Open {
 			state = "open"
 		}
-		to := s.Parent
-		if to == "" {
-			to = s.Owner
-		}
-		p.para("  ", fmt.Sprintf("%s  reports to %s; generation %d, %s", s.Path, to, s.Generation, state))
+		p.para("  ", fmt.Sprintf("%s  reports to %s; generation %d, %s", s.Path, s.ReportsTo, s.Generation, state))
 		kept := "all kept"
 		if len(s.Diagnostics) < s.Delivered {
 			kept = fmt.Sprintf("the newest %d kept", len(s.Diagnostics))
