@@ -368,4 +368,3 @@ func (d *scenario) reopenNoisy() error {
 	d.noisyBurst(41, 3, false, "3 more reports: the status keeps only the newest 20")
 	return nil
 }
-

@@ -55,4 +55,3 @@ func tallyText(t Tally) string {
 	}
 	return fmt.Sprintf("%d delivered, dropped: %s", t.Delivered, strings.Join(drops, ", "))
 }
-
