@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,26 +9,23 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-func init() {
-	commands["demo"] = command{
-		summary: "show what a parent session sees from well-behaved, noisy and hostile children",
-		run:     runDemo,
-	}
+var demoHelp = help{
+	Usage: "demo [--json] [--mode tui|rpc|print]",
+	Short: "show what a parent session sees from well-behaved, noisy and hostile children",
+	Long: `
+Runs a session tree with well-behaved, noisy and hostile child extensions
+on a simulated clock and prints what the parent session sees: the
+notifications (and which ones the host-wide limit held back), the parent
+messages and each thread's status. --json prints the same as data.`,
+	Exit: []string{"0  printed", "1  the scenario or the output failed", "2  usage error"},
 }
 
 // runDemo: exit 0 after printing the transcript, 1 if the scenario or the
 // output failed, 2 on a usage error.
 func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("demo", stderr, &demoHelp)
 	asJSON := fs.Bool("json", false, "print the transcript as one JSON document instead of text")
 	mode := fs.String("mode", string(relay.ModeRPC), "the parent session's `mode`: tui, rpc or print")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: diagrelay demo [--json] [--mode tui|rpc|print]")
-		fmt.Fprintln(stderr, "Runs a session tree with well-behaved, noisy and hostile child extensions")
-		fmt.Fprintln(stderr, "on a simulated clock and prints what the parent session sees.")
-		fs.PrintDefaults()
-	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -52,17 +46,10 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "diagrelay demo:", err)
 		return 1
 	}
-	w := bufio.NewWriter(stdout)
 	if *asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(tr)
+		err = demo.WriteJSON(stdout, tr)
 	} else {
-		demo.Render(w, tr)
-	}
-	if err == nil {
-		err = w.Flush()
+		err = demo.WriteText(stdout, tr)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "diagrelay demo: writing the transcript:", err)

@@ -1,42 +1,79 @@
-// Command diagrelay runs the diagnostics relay: the demo, the JSON-RPC service,
-// the child-side client commands and the sanitizer as a filter.
+// Command diagrelay runs the diagnostics relay: the demo, the JSON-RPC
+// service, the child-side client commands and the sanitizer as a filter.
 //
+// Run "diagrelay help" for the commands, "diagrelay help CMD" for one.
 // Exit codes: 0 success, 1 the operation failed, 2 usage error.
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
+
+	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/internal/cli"
 )
 
-// command is one subcommand. run gets the arguments after the subcommand name
-// and returns the process exit code.
+// command is one subcommand. run gets the arguments after the command's
+// name and returns the process exit code.
 type command struct {
-	summary string
-	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	name string
+	help *help
+	run  func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
-// commands is filled by each subcommand's file in an init function, so that
-// every subcommand lives in a file of its own.
-var commands = map[string]command{}
+// commands is every command, in the order help lists them. Adding one is
+// a line here, a help value and a run function in its own file.
+var commands = []command{
+	{"serve", &serveHelp, runServe},
+	{"report", &reportHelp, runReport},
+	{"probe", &probeHelp, runProbe},
+	{"demo", &demoHelp, runDemo},
+	{"sanitize", &sanitizeHelp, runSanitize},
+	{"version", &versionHelp, runVersion},
+}
+
+// help is what a command says about itself (see cli.Help).
+type help = cli.Help
+
+// The flag helpers every command uses.
+var (
+	newFlagSet        = cli.NewFlagSet
+	parseFlags        = cli.Parse
+	parseInterspersed = cli.ParseInterspersed
+)
+
+var sanitizeHelp = help{
+	Usage: "sanitize [--source] [--limit N] [-z]",
+	Short: "clean stdin line by line as reports are cleaned",
+}
+
+// childEnv is the environment of the child-side commands.
+var childEnv = []string{
+	"DIAGRELAY_SOCKET  the service's Unix socket, set by the manager host",
+	"DIAGRELAY_TOKEN   this child's token from runtime.open, set by the manager host",
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+		return 2
 	}
-	c, ok := commands[args[0]]
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	case "help":
+		return runHelp(args[1:], stdin, stdout, stderr)
+	case "-version", "--version":
+		return runVersion(args[1:], stdin, stdout, stderr)
+	}
+	c, ok := lookup(args[0])
 	if !ok {
 		fmt.Fprintf(stderr, "diagrelay: unknown command %q\n", args[0])
 		usage(stderr)
@@ -45,30 +82,44 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return c.run(args[1:], stdin, stdout, stderr)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: diagrelay <command> [flags]")
-	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+func lookup(name string) (command, bool) {
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
-	}
+	return commands[i], true
 }
 
-// parseFlags parses a subcommand's flags. When it returns false the
-// command ends with code: 0 after -h (the usage was printed), 2 after a bad
-// flag (the error and the usage were printed).
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	err := fs.Parse(args)
+// runHelp: "help" lists the commands, "help CMD" prints CMD's help (what
+// CMD -h prints), both on stdout with exit 0.
+func runHelp(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
-	case err == nil:
-		return 0, true
-	case errors.Is(err, flag.ErrHelp):
-		return 0, false
-	default:
-		return 2, false
+	case len(args) == 0:
+		usage(stdout)
+		return 0
+	case len(args) > 1:
+		fmt.Fprintln(stderr, "usage: diagrelay help [command]")
+		return 2
 	}
+	c, ok := lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "diagrelay help: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	c.run([]string{"-h"}, stdin, stdout, stdout)
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "diagrelay %s relays diagnostics from child agent sessions to their parent, safely.\n\n", capability.Version)
+	fmt.Fprintln(w, "Usage:")
+	fmt.Fprintln(w)
+	for _, c := range commands {
+		fmt.Fprintf(w, "\tdiagrelay %s\n", c.help.Usage)
+		fmt.Fprintf(w, "\t\t%s\n", c.help.Short)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "diagrelay help <command>" (or "diagrelay <command> -h") for more about a command.`)
+	fmt.Fprintln(w, "Exit codes: 0 success, 1 the operation failed, 2 usage error.")
 }

@@ -1,86 +1,67 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/diag"
 )
 
-func init() {
-	commands["report"] = command{summary: "report a diagnostic from a child (DIAGRELAY_SOCKET, DIAGRELAY_TOKEN)", run: runReport}
-	commands["probe"] = command{summary: "exit 0 if a compatible manager host is live for this child", run: runProbe}
+var reportHelp = help{
+	Usage: "report --level info|warning|error [--source S] MESSAGE... | -",
+	Short: "report a diagnostic from a child process to its parent session",
+	Long: `
+Sends one diagnostic to the manager host that started this child, through
+package client. The words of MESSAGE are joined with spaces; "-" alone reads
+the message from stdin (its first 4 MiB). Flags may follow the message; "--"
+ends them. Message and source are sanitized first and cut to 1000 and 80
+UTF-16 code units, so a message of any length is taken.`,
+	Env: childEnv,
+	Exit: []string{
+		"0  the service took the report: delivered, or dropped by policy (duplicate,",
+		"   rate, cap), which it does not reveal",
+		"1  no manager host (the environment is not set, or the socket does not answer),",
+		"   or the service refused the report (the JSON-RPC error and its code are printed)",
+		"2  usage error",
+	},
 }
 
-// runReport: exit 0 when the service took the report (delivered or dropped
-// by policy, which it does not reveal), 1 when there is no host or the
-// service refused it, 2 on a usage error.
-func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// maxStdinMessage bounds what report reads from stdin: far more than
+// sanitize.Message keeps.
+const maxStdinMessage = 4 << 20
+
+func runReport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("report", stderr, &reportHelp)
 	level := fs.String("level", "", "info, warning or error (required)")
 	source := fs.String("source", "", "short name of the reporting extension")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: diagrelay report --level info|warning|error [--source S] MESSAGE...")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args); !ok {
+	words, code, ok := parseInterspersed(fs, args)
+	if !ok {
 		return code
 	}
-	if *level == "" || fs.NArg() == 0 {
+	if *level == "" || len(words) == 0 {
 		fs.Usage()
 		return 2
 	}
+	message := strings.Join(words, " ")
+	if len(words) == 1 && words[0] == "-" {
+		b, err := io.ReadAll(io.LimitReader(stdin, maxStdinMessage))
+		if err != nil {
+			fmt.Fprintln(stderr, "diagrelay report: reading the message from stdin:", err)
+			return 1
+		}
+		message = string(b)
+	}
 	c, err := client.Dial("", "")
 	if err != nil {
 		fmt.Fprintln(stderr, "diagrelay report:", err)
 		return 1
 	}
 	defer c.Close()
-	if err := c.Report(diag.Level(*level), strings.Join(fs.Args(), " "), *source); err != nil {
+	if err := c.Report(diag.Level(*level), message, *source); err != nil {
 		fmt.Fprintln(stderr, "diagrelay report:", err)
 		return 1
 	}
-	return 0
-}
-
-// runProbe: exit 0 and print the capability when a live host answers with
-// protocol 1 and a version >= --min; 1 when not hosted (the reason on
-// stderr); 2 on a usage error.
-func runProbe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	min := fs.String("min", capability.Version, "the minimum compatible `version`")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: diagrelay probe [--min VERSION]")
-		return 2
-	}
-	if err := capability.CheckVersion(*min); err != nil {
-		fmt.Fprintf(stderr, "diagrelay probe: --min: %v\n", err)
-		return 2
-	}
-	c, err := client.Dial("", "")
-	if err != nil {
-		fmt.Fprintln(stderr, "diagrelay probe: not hosted:", err)
-		return 1
-	}
-	defer c.Close()
-	cp, ok, err := c.Probe(*min)
-	switch {
-	case err != nil:
-		fmt.Fprintln(stderr, "diagrelay probe: not hosted:", err)
-		return 1
-	case !ok:
-		fmt.Fprintf(stderr, "diagrelay probe: not hosted: incompatible reply (version %q, protocol %d; want protocol %d, version >= %s)\n", cp.Version, cp.Protocol, capability.Protocol, *min)
-		return 1
-	}
-	fmt.Fprintf(stdout, "{\"version\":%q,\"protocol\":%d}\n", cp.Version, cp.Protocol)
 	return 0
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
-func init() {
-	commands["sanitize"] = command{summary: "clean stdin line by line as reports are cleaned", run: runSanitize}
-}
-
 // runSanitize is the sanitizer as a filter: each input line (or NUL-ended
 // record with -z) becomes one sanitized output line (or record); the last
 // one gets its terminator even if the input lacked it. It streams: a record

@@ -19,8 +19,23 @@ import (
 	"github.com/diagrelay/diagrelay/service"
 )
 
-func init() {
-	commands["serve"] = command{summary: "run the JSON-RPC service on stdio and/or a Unix socket", run: runServe}
+var serveHelp = help{
+	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print]",
+	Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
+	Long: `
+Serves the host on stdin/stdout (--stdio) and children, and a host with the
+token in DIR/host.token, on a Unix socket (mode 0600). The socket is served
+unless --socket "" is given. SIGINT or SIGTERM stops accepting, finishes the
+requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
+	Env: []string{
+		"XDG_RUNTIME_DIR  the default socket is $XDG_RUNTIME_DIR/diagrelay.sock (else DIR/diagrelay.sock)",
+		"XDG_STATE_HOME   the default DIR is $XDG_STATE_HOME/diagrelay (else ~/.local/state/diagrelay)",
+	},
+	Exit: []string{
+		"0  stopped cleanly (a signal, or the stdio host closed stdin)",
+		"1  could not start or failed while serving (the reason on stderr)",
+		"2  usage error",
+	},
 }
 
 // Files in the data directory.
@@ -30,18 +45,16 @@ const (
 )
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", stderr, &serveHelp)
 	stdio := fs.Bool("stdio", false, "serve the host on stdin/stdout")
-	socket := fs.String("socket", "", "serve children (and a host with the host token) on this Unix socket `path` (mode 0600)")
+	socket := fs.String("socket", "", "serve children (and a host with the host token) on this Unix socket `path` (mode 0600);\ndefault $XDG_RUNTIME_DIR/diagrelay.sock, else DIR/diagrelay.sock")
 	data := fs.String("data", defaultDataDir(), "`dir`ectory of the durable mailbox and host.token")
 	modeName := fs.String("mode", "rpc", "the parent session's mode: tui, rpc or print")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: diagrelay serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print]")
-		fs.PrintDefaults()
-	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if !flagSet(fs, "socket") {
+		*socket = defaultSocket(*data)
 	}
 	mode, err := relay.ParseMode(*modeName)
 	switch {
@@ -52,7 +65,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "diagrelay serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	case !*stdio && *socket == "":
-		fmt.Fprintln(stderr, "diagrelay serve: give --stdio, --socket PATH or both")
+		fmt.Fprintln(stderr, "diagrelay serve: --socket \"\" without --stdio serves no one: give --stdio, --socket PATH or both")
 		fs.Usage()
 		return 2
 	}
@@ -62,6 +75,22 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// defaultSocket is $XDG_RUNTIME_DIR/diagrelay.sock, else data/diagrelay.sock:
+// a directory only this user can use, as a socket of mode 0600 wants.
+func defaultSocket(data string) string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "diagrelay.sock")
+	}
+	return filepath.Join(data, "diagrelay.sock")
+}
+
+// flagSet reports whether the flag name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // defaultDataDir is $XDG_STATE_HOME/diagrelay, else ~/.local/state/diagrelay,

@@ -221,8 +221,8 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no command", nil, nil, 2, "usage"},
 		{"unknown command", nil, []string{"frobnicate"}, 2, "unknown command"},
-		{"help", nil, []string{"help"}, 0, "serve"},
-		{"serve without a listener", nil, []string{"serve"}, 2, "--stdio"},
+		{"help", nil, []string{"help"}, 0, ""},
+		{"serve without a listener", nil, []string{"serve", "--socket", ""}, 2, "--stdio"},
 		{"serve bad mode", nil, []string{"serve", "--stdio", "--mode", "gui"}, 2, "gui"},
 		{"serve bad flag", nil, []string{"serve", "--stdoi"}, 2, "stdoi"},
 		{"serve extra argument", nil, []string{"serve", "--stdio", "now"}, 2, "now"},

@@ -5,6 +5,8 @@ package demo
 // text; hostile input only ever appears Go-quoted (see describePayload).
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -358,4 +360,23 @@ func printStatuses(p printer, tr *Transcript) {
 			p.para(fmt.Sprintf("    %-9s %-8s ", offset(g.AtMS), g.Level), text)
 		}
 	}
+}
+
+// WriteText renders tr to w, buffered.
+func WriteText(w io.Writer, tr *Transcript) error {
+	bw := bufio.NewWriter(w)
+	Render(bw, tr)
+	return bw.Flush()
+}
+
+// WriteJSON writes tr as one indented JSON document, HTML escaping off.
+func WriteJSON(w io.Writer, tr *Transcript) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(tr); err != nil {
+		return err
+	}
+	return bw.Flush()
 }

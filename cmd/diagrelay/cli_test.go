@@ -1,0 +1,153 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+)
+
+// help and help CMD print on stdout and exit 0; the list is the ordered
+// command list, each with its usage line.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		out, errOut, code := runCmd(t, args...)
+		if code != 0 || errOut != "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		last := -1
+		for _, c := range commands {
+			i := strings.Index(out, "\tdiagrelay "+c.help.Usage+"\n")
+			if i < 0 || i < last {
+				t.Errorf("%v: %s's usage line missing or out of order:\n%s", args, c.name, out)
+			}
+			last = i
+		}
+	}
+	for _, c := range commands {
+		out, errOut, code := runCmd(t, "help", c.name)
+		if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: diagrelay "+c.name) {
+			t.Errorf("help %s: exit %d, stdout %.60q, stderr %q", c.name, code, out, errOut)
+		}
+	}
+	if _, errOut, code := runCmd(t, "help", "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("help frobnicate: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := runCmd(t); code != 2 || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("no command: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Every command's -h exits 0 with its usage.
+func TestEveryDashHExitsZero(t *testing.T) {
+	for _, c := range commands {
+		_, errOut, code := runCmd(t, c.name, "-h")
+		if code != 0 || !strings.Contains(errOut, "usage: diagrelay "+c.name) {
+			t.Errorf("%s -h: exit %d, stderr %q", c.name, code, errOut)
+		}
+	}
+}
+
+// The child commands' help names their environment and exit codes.
+func TestChildHelpNamesEnvironmentAndExitCodes(t *testing.T) {
+	for _, name := range []string{"report", "probe"} {
+		out, _, _ := runCmd(t, "help", name)
+		for _, want := range []string{envSocket, envToken, "Exit codes:", "0  ", "1  ", "2  usage error"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("help %s lacks %q:\n%s", name, want, out)
+			}
+		}
+	}
+	if out, _, _ := runCmd(t, "help", "serve"); !strings.Contains(out, "XDG_RUNTIME_DIR") || !strings.Contains(out, "Exit codes:") {
+		t.Errorf("help serve:\n%s", out)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		out, errOut, code := runCmd(t, args...)
+		if code != 0 || out != "diagrelay 1.1.0 (protocol 1)\n" || errOut != "" {
+			t.Errorf("%v: exit %d, %q, %q", args, code, out, errOut)
+		}
+	}
+}
+
+// Flags after the message are flags, "--" ends them, "-" reads stdin,
+// and a bad flag after the message is a usage error.
+func TestReportArguments(t *testing.T) {
+	s := startServer(t, "", "")
+	tok, _ := s.open("/root/args")
+	env := s.childEnv(tok)
+	for _, tt := range []struct {
+		args        []string
+		stdin       string
+		source, msg string
+		code        int
+		stderrHas   string
+	}{
+		{[]string{"--level", "info", "msg", "--source", "x"}, "", "x", "msg", 0, ""},
+		{[]string{"--level", "info", "two", "words", "--source=y", "three"}, "", "y", "two words three", 0, ""},
+		{[]string{"--level", "info", "--", "msg", "--source", "z"}, "", "", "msg --source z", 0, ""},
+		{[]string{"--level", "warning", "--source", "in", "-"}, "from\nstdin\n", "in", "from stdin", 0, ""},
+		{[]string{"--level", "info", "msg", "--sauce", "x"}, "", "", "", 2, "sauce"},
+	} {
+		r := runDiagrelay(t, env, tt.stdin, append([]string{"report"}, tt.args...)...)
+		wantExit(t, strings.Join(tt.args, " "), r, tt.code, tt.stderrHas)
+		if tt.code != 0 {
+			continue
+		}
+		_, text, _ := uiNotifyParams(t, s.host.nextNote(t))
+		want := "/root/args: " + tt.msg
+		if tt.source != "" {
+			want = "/root/args [" + tt.source + "]: " + tt.msg
+		}
+		if text != want {
+			t.Errorf("%q: notified %q, want %q", tt.args, text, want)
+		}
+	}
+	// A message far over the 64 KiB frame is taken, cut to 1000.
+	r := runDiagrelay(t, env, strings.Repeat("x", 100<<10), "report", "--level", "error", "-")
+	wantExit(t, "a 100 KiB message from stdin", r, 0, "")
+	if msgs := readMailbox(t, s.host, "/root", 0); len(msgs) != 5 || len(utf16.Encode([]rune(msgs[4].Message))) != 1000 {
+		t.Errorf("mailbox: %d messages", len(msgs))
+	}
+}
+
+// With no --socket, serve listens on $XDG_RUNTIME_DIR/diagrelay.sock, or
+// inside --data without XDG_RUNTIME_DIR.
+func TestServeDefaultSocket(t *testing.T) {
+	for _, xdg := range []bool{true, false} {
+		d := shortTempDir(t)
+		data := filepath.Join(d, "data")
+		want := filepath.Join(data, "diagrelay.sock")
+		env := []string{"XDG_RUNTIME_DIR="}
+		if xdg {
+			env = []string{"XDG_RUNTIME_DIR=" + d}
+			want = filepath.Join(d, "diagrelay.sock")
+		}
+		cmd := diagrelayCmd(t.Context(), t, env, "serve", "--stdio", "--data", data)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(exitTimeout)
+		for {
+			if fi, err := os.Lstat(want); err == nil && fi.Mode()&os.ModeSocket != 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("XDG_RUNTIME_DIR set %v: no socket at %s", xdg, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stdin.Close() // the host goes away: serve ends
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}
+}
