@@ -1,5 +1,4 @@
-// Package mailbox stores the parent messages of diagrelay (SPEC §7 item 2,
-// §8): each delivered child diagnostic becomes a non-waking message in the
+// Package mailbox stores the parent messages of diagrelay durably: each delivered child diagnostic becomes a non-waking message in the
 // mailbox of the recipient thread (the reporting thread's parent, or its
 // owner), where the host reads it with Read and acknowledges it with Ack.
 //
@@ -35,9 +34,10 @@
 //     without a monotonic clock reading. Nothing in the package reads the
 //     clock.
 //   - Nothing bounds the number of unacknowledged entries: the relay's
-//     per-runtime limits (SPEC §6) bound how fast they arrive.
+//     per-runtime limits (5 per 10 s, 20 per generation) bound how fast
+//     they arrive.
 //
-// Thread status (SPEC §7 item 3) is not stored here: it is memory-only and
+// Thread status is not stored here: it is memory-only and
 // belongs to the relay.
 //
 // Store commits concurrent writes together (group commit): a Post that

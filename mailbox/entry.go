@@ -24,7 +24,7 @@ const (
 	// MaxReadLimit caps Read's limit; a larger limit is lowered to it.
 	MaxReadLimit = 10000
 	// MaxRecipientBytes bounds a recipient thread path. A valid thread path
-	// (SPEC §1) is at most 32*65 = 2080 bytes.
+	// (at most 32 segments of 1 + 64 bytes) is at most 2080 bytes.
 	MaxRecipientBytes = 4096
 	// MaxMessageBytes bounds the total length of a message's string fields
 	// (recipient, from, text, level, source, message). Relay's messages are a

@@ -13,7 +13,7 @@ import (
 )
 
 // 100 children report 1000 times each, all at once: each child gets exactly
-// what the SPEC's limits allow and nothing of another child's. Run with
+// what the per-runtime limits allow and nothing of another child's. Run with
 // -race.
 func TestManyChildrenConcurrently(t *testing.T) {
 	children, reports := 100, 1000

@@ -1,5 +1,5 @@
 // Package relay carries diagnostics from child runtimes to the parent
-// session (SPEC §1, §7).
+// session.
 //
 // A host makes one Manager, then for each child session calls Open with the
 // child's thread path. The returned Runtime has a bus of its own on which

@@ -13,7 +13,7 @@ import (
 	"github.com/diagrelay/diagrelay/capability"
 )
 
-// Mode is the parent session's mode (SPEC §1).
+// Mode is the parent session's mode: whether it has a UI for notifications.
 type Mode string
 
 const (
@@ -31,7 +31,7 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("relay: mode %q is not tui, rpc or print", s)
 }
 
-// Defaults of the host-wide notification limit (SPEC §7).
+// Defaults of the host-wide notification limit: 1 per second, bursts of 10.
 const (
 	DefaultNotifyRate  = rate.Limit(1)
 	DefaultNotifyBurst = 10

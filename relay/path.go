@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Thread path limits (SPEC §1).
+// Thread path limits: a leading "/", segments of [A-Za-z0-9][A-Za-z0-9_-]{0,63},
+// at most MaxSegments of them.
 const (
 	MaxSegments   = 32
 	MaxSegmentLen = 64

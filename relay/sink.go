@@ -30,7 +30,7 @@ type Notifier interface {
 type ParentMessage struct {
 	Recipient string     `json:"recipient"`
 	From      string     `json:"from"`
-	Text      string     `json:"text"` // the labeled, JSON-quoted form of SPEC §7
+	Text      string     `json:"text"` // the labeled, JSON-quoted form of MessageText
 	Level     diag.Level `json:"level"`
 	Source    string     `json:"source"`
 	Message   string     `json:"message"`

@@ -148,7 +148,7 @@ type wantThread struct {
 	to         string
 }
 
-// The scenario's outcome, worked out from the rules of SPEC §6 (see the
+// The scenario's outcome, worked out from the gate's rules (see the
 // comments in internal/demo/scenario.go for each step).
 var wantThreads = map[string]wantThread{
 	// One warning per generation: the reopened gate does not see a duplicate.

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A diagrelay child client in plain JavaScript: Node's `net` module, no
 // dependencies. It does what `diagrelay report` does, over the same
-// protocol (SPEC §8): one JSON-RPC 2.0 object per line on the Unix socket.
+// protocol (docs/protocol.md): one JSON-RPC 2.0 object per line on the Unix socket.
 //
 //   node child.js LEVEL MESSAGE [SOURCE]
 //
