@@ -37,8 +37,8 @@ type Capability struct {
 	Protocol int    `json:"protocol"`
 }
 
-// Current returns the Capability this package's hosts announce.
-func Current() Capability { return Capability{Version: Version, Protocol: Protocol} }
+// current returns the Capability this package's hosts announce.
+func current() Capability { return Capability{Version: Version, Protocol: Protocol} }
 
 // ProbeRequest is the payload of a probe. A host calls Respond with its
 // Capability, synchronously.

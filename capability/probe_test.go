@@ -56,14 +56,14 @@ func TestDefinitions(t *testing.T) {
 			t.Errorf("%q: %v (want a valid version without v)", v, err)
 		}
 	}
-	if _, ok := Compatible(Current(), DiagnosticSince); !ok {
-		t.Errorf("this package's own reply %v is older than DiagnosticSince %s", Current(), DiagnosticSince)
+	if _, ok := Compatible(current(), DiagnosticSince); !ok {
+		t.Errorf("this package's own reply %v is older than DiagnosticSince %s", current(), DiagnosticSince)
 	}
 	if DiagnosticProbeTopic != "pi-subagent-manager:diagnostic:probe" ||
 		CapabilitiesProbeTopic != "pi-subagent-manager:capabilities:probe" {
 		t.Error("topic names differ from the original's")
 	}
-	j, err := json.Marshal(Current())
+	j, err := json.Marshal(current())
 	if err != nil || string(j) != `{"version":"`+Version+`","protocol":1}` {
 		t.Errorf("JSON form %s, %v", j, err)
 	}
@@ -100,8 +100,8 @@ func TestProbeAgainstAnswer(t *testing.T) {
 		if ok != want {
 			t.Errorf("min %q: hosted = %v, want %v", min, ok, want)
 		}
-		if ok && c != Current() {
-			t.Errorf("min %q: got %v, want %v", min, c, Current())
+		if ok && c != current() {
+			t.Errorf("min %q: got %v, want %v", min, c, current())
 		}
 	}
 	off()
@@ -337,8 +337,8 @@ func TestAnswerTakesAnyPayload(t *testing.T) {
 	}
 	b.Emit(DiagnosticProbeTopic, ProbeRequest{Respond: rec})
 	b.Emit(DiagnosticProbeTopic, &ProbeRequest{Respond: rec})
-	if len(got) != 2 || got[0] != any(Current()) || got[1] != any(Current()) {
-		t.Fatalf("answers %#v, want two %#v", got, Current())
+	if len(got) != 2 || got[0] != any(current()) || got[1] != any(current()) {
+		t.Fatalf("answers %#v, want two %#v", got, current())
 	}
 }
 
@@ -410,7 +410,7 @@ func TestSharedAnswerIsImmutable(t *testing.T) {
 	b.Emit(DiagnosticProbeTopic, ProbeRequest{Respond: func(r any) { first = r }})
 	c := first.(Capability)
 	c.Version = "9.9.9"
-	if got, _ := Probe(b, DiagnosticProbeTopic, ""); got != Current() {
+	if got, _ := Probe(b, DiagnosticProbeTopic, ""); got != current() {
 		t.Fatalf("a receiver changed the shared answer: %v", got)
 	}
 }

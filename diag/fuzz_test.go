@@ -182,7 +182,7 @@ func FuzzParse(f *testing.F) {
 		if sanitize.Message(r.Message) != r.Message || sanitize.Source(r.Source) != r.Source {
 			t.Fatalf("Parse returned %+v, which sanitizing changes", r)
 		}
-		if len(r.Message) > MaxMessageBytes || len(r.Source) > MaxSourceBytes {
+		if len(r.Message) > maxMessageBytes || len(r.Source) > maxSourceBytes {
 			t.Fatalf("Parse returned %d and %d bytes, over the bounds", len(r.Message), len(r.Source))
 		}
 		if v := NewGate().Admit(r, t0); v != Delivered {

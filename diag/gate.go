@@ -98,7 +98,7 @@ func NewGate() *Gate { return new(Gate) }
 //
 //  1. valid: r.Level is exactly Info, Warning or Error, r.Message is not
 //     blank, and neither text is longer in bytes than the sanitizer can
-//     produce (MaxMessageBytes, MaxSourceBytes); else DropInvalid.
+//     produce (3000 bytes of message, 240 of source); else DropInvalid.
 //  2. not a duplicate: no report with the same level, source and message was
 //     delivered by this Gate; else DropDuplicate.
 //  3. under the cap: fewer than MaxPerGeneration were delivered; else DropCap.
@@ -123,7 +123,7 @@ func NewGate() *Gate { return new(Gate) }
 func (g *Gate) Admit(r Report, now time.Time) Verdict {
 	backwards := g.observe(now)
 	lv := r.Level.code()
-	if lv == 0 || len(r.Message) > MaxMessageBytes || len(r.Source) > MaxSourceBytes || blank(r.Message) {
+	if lv == 0 || len(r.Message) > maxMessageBytes || len(r.Source) > maxSourceBytes || blank(r.Message) {
 		return g.drop(DropInvalid)
 	}
 	key := keyOf(lv, r.Message, r.Source)

@@ -183,11 +183,11 @@ func TestParseAccepts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := utf16Len(r.Message); n > MessageLimit {
-				t.Errorf("message is %d UTF-16 units, want at most %d", n, MessageLimit)
+			if n := utf16Len(r.Message); n > sanitize.MessageLimit {
+				t.Errorf("message is %d UTF-16 units, want at most %d", n, sanitize.MessageLimit)
 			}
-			if n := utf16Len(r.Source); n > SourceLimit {
-				t.Errorf("source is %d UTF-16 units, want at most %d", n, SourceLimit)
+			if n := utf16Len(r.Source); n > sanitize.SourceLimit {
+				t.Errorf("source is %d UTF-16 units, want at most %d", n, sanitize.SourceLimit)
 			}
 			if !strings.HasSuffix(r.Message, "…") || !strings.HasSuffix(r.Source, "…") {
 				t.Errorf("a cut text should end with …: %q, %q", tail(r.Message), tail(r.Source))

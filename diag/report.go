@@ -24,20 +24,12 @@ type Report struct {
 	Source  string
 }
 
-// The text limits that sanitize.Message and sanitize.Source apply, counted in
-// UTF-16 code units like the original's JavaScript length. They are
-// sanitize's; these names keep the report's rules readable in one place.
-const (
-	MessageLimit = sanitize.MessageLimit
-	SourceLimit  = sanitize.SourceLimit
-)
-
 // The most bytes a sanitized text can take: a UTF-16 code unit is at most 3
 // bytes of UTF-8 (a 4-byte character is 2 units). Gate.Admit refuses longer
 // texts, which bounds what a Gate keeps even for a report that skipped Parse.
 const (
-	MaxMessageBytes = 3 * MessageLimit
-	MaxSourceBytes  = 3 * SourceLimit
+	maxMessageBytes = 3 * sanitize.MessageLimit
+	maxSourceBytes  = 3 * sanitize.SourceLimit
 )
 
 // Valid reports whether l is exactly Info, Warning or Error.

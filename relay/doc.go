@@ -16,9 +16,13 @@
 //  1. the parent message (Mailbox.Post) for the recipient, which is the
 //     lexical parent or, for an independent root such as "/k", its owner:
 //     non-waking, labeled as untrusted data, fields JSON-quoted (MessageText);
-//  2. a UI notification (Notifier.Notify) with readable text
-//     (NotificationText), except in print mode, where the parent message is
-//     the only path and nothing is written to stderr instead;
+//  2. a UI notification (Notifier.Notify) with readable text such as
+//     "/root/x [lint]: message", except in print mode, where the parent
+//     message is the only path and nothing is written to stderr instead.
+//     In that text the source shows only letters, marks and digits of any
+//     script and . _ - / @ : + #, every other character as "_", so a child
+//     cannot forge the frame ("lint]: ok /root [system"); the parent
+//     message and the status keep the sanitized source as it is;
 //  3. the thread's Status: the 20 newest delivered reports and the drop
 //     counters.
 //
@@ -44,9 +48,17 @@
 // golang.org/x/time/rate). A notification over the limit is not shown; its
 // parent message and status entry are delivered as usual. When the limit
 // allows again, one summary notification (Thread "") says how many were not
-// shown, at the most severe level among them: either before the next
-// notification, or from a single timer set for the moment a token is free,
-// whichever comes first.
+// shown, at the most severe level among them (so a held-back error is not
+// announced as info): either before the next notification, or from a single
+// timer set for the moment a token is free, whichever comes first. The
+// summary takes no token of its own.
+//
+// # Drops and closed runtimes
+//
+// Each generation's gate counts its drops; Status.Dropped sums them over the
+// thread's generations. A report on a closed or replaced runtime is not a
+// drop: Runtime.Report returns ErrRuntimeClosed and the zero Verdict, and a
+// report emitted on its closed bus reaches no one.
 //
 // # Concurrency
 //

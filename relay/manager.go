@@ -144,9 +144,6 @@ func NewManager(c Config) *Manager {
 	return m
 }
 
-// Mode returns the parent session's mode.
-func (m *Manager) Mode() Mode { return m.mode }
-
 // SinkErrors returns how many sink calls have failed or panicked so far.
 func (m *Manager) SinkErrors() int64 { return m.sinkErrors.Load() }
 
@@ -167,7 +164,7 @@ func (m *Manager) Open(path, parent, owner string) (*Runtime, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
-	lex := LexicalParent(path)
+	lex := lexicalParent(path)
 	if parent != "" && parent != lex {
 		return nil, fmt.Errorf("%w %q: parent %q is not its lexical parent %q", ErrPath, path, clip(parent), lex)
 	}

@@ -7,10 +7,10 @@ import (
 )
 
 // Thread path limits: a leading "/", segments of [A-Za-z0-9][A-Za-z0-9_-]{0,63},
-// at most MaxSegments of them.
+// at most maxSegments of them.
 const (
-	MaxSegments   = 32
-	MaxSegmentLen = 64
+	maxSegments   = 32
+	maxSegmentLen = 64
 )
 
 // ErrPath is wrapped by every thread path error, so callers can tell a bad
@@ -27,8 +27,8 @@ func ValidatePath(p string) error {
 	if p[0] != '/' {
 		return fmt.Errorf("%w %q: must start with /", ErrPath, clip(p))
 	}
-	if n := strings.Count(p, "/"); n > MaxSegments {
-		return fmt.Errorf("%w %q: %d segments, at most %d", ErrPath, clip(p), n, MaxSegments)
+	if n := strings.Count(p, "/"); n > maxSegments {
+		return fmt.Errorf("%w %q: %d segments, at most %d", ErrPath, clip(p), n, maxSegments)
 	}
 	for i, s := range strings.Split(p[1:], "/") {
 		if err := validateSegment(s); err != nil {
@@ -42,8 +42,8 @@ func validateSegment(s string) error {
 	switch {
 	case s == "":
 		return errors.New("empty (no // and no trailing /)")
-	case len(s) > MaxSegmentLen:
-		return fmt.Errorf("%d characters, at most %d", len(s), MaxSegmentLen)
+	case len(s) > maxSegmentLen:
+		return fmt.Errorf("%d characters, at most %d", len(s), maxSegmentLen)
 	case !isAlnum(s[0]):
 		return errors.New("must start with a letter or digit [A-Za-z0-9]")
 	}
@@ -68,20 +68,14 @@ func clip(p string) string {
 	return p
 }
 
-// LexicalParent returns the path one level up: "/root/x" → "/root". A path
+// lexicalParent returns the path one level up: "/root/x" → "/root". A path
 // of one segment ("/root", "/k") has none and gives "". p must be valid.
-func LexicalParent(p string) string {
+func lexicalParent(p string) string {
 	i := strings.LastIndexByte(p, '/')
 	if i <= 0 {
 		return ""
 	}
 	return p[:i]
-}
-
-// IsIndependentRoot reports whether p is a one-segment path other than
-// "/root", such as "/k": a root created by another thread, its owner.
-func IsIndependentRoot(p string) bool {
-	return LexicalParent(p) == "" && p != RootPath
 }
 
 // RootPath is the parent session's own thread.

@@ -27,7 +27,7 @@ func (m *Manager) deliver(rt *Runtime, r diag.Report, now time.Time) error {
 		postErr = m.callSink("mailbox", func() error { return m.mailbox.Post(msg) })
 	}
 	if m.showsNotifications() {
-		m.toasts.offer(Notification{Thread: from, Text: NotificationText(from, r), Level: r.Level}, now)
+		m.toasts.offer(Notification{Thread: from, Text: notificationText(from, r), Level: r.Level}, now)
 	}
 	return postErr
 }
