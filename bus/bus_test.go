@@ -15,24 +15,13 @@ import (
 	"time"
 
 	EventBus "github.com/asaskevich/EventBus"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // within fails the test instead of hanging when f does not return in time:
-// the deadlock scenarios below would otherwise block go test until its
-// global timeout.
-func within(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("did not return within %v (deadlock?)", d)
-	}
-}
+// a deadlock would otherwise block go test until its global timeout.
+var within = testutil.Within
 
 // quiet makes b's panics fail the test unless the test expects them.
 func quiet(t *testing.T, b *Bus) {

@@ -11,22 +11,13 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/diag"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
-// within fails the test instead of hanging when f does not return in time.
-func within(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("did not return within %v (deadlock?)", d)
-	}
-}
+// within fails the test instead of hanging when f does not return in time:
+// a deadlock would otherwise block go test until its global timeout.
+var within = testutil.Within
 
 // newBus returns a bus on which any handler panic fails the test.
 func newBus(t *testing.T) *bus.Bus {
