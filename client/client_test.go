@@ -35,6 +35,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// startChild starts a real serve, opens path and dials it as the child.
+func startChild(t *testing.T, path string) (*servetest.Server, *client.Child, string) {
+	t.Helper()
+	s := servetest.Start(t, diagrelay, "", "")
+	tok, _ := s.Open(path)
+	c, err := client.Dial(s.Socket, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return s, c, tok
+}
+
 // message is one mailbox.read message, as far as these tests look.
 type message struct {
 	From, Level, Source, Message, Text string
@@ -60,13 +73,7 @@ func wantCode(t *testing.T, what string, err error, code int) {
 // A report travels over the real socket to the parent's mailbox and UI,
 // attributed by the token, not by anything the child says.
 func TestReport(t *testing.T) {
-	s := servetest.Start(t, diagrelay, "", "")
-	tok, _ := s.Open("/root/go")
-	c, err := client.Dial(s.Socket, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	s, c, _ := startChild(t, "/root/go")
 	if err := c.Report(diag.Warning, "config \x1b[31mmissing\x1b[0m", "lint"); err != nil {
 		t.Fatal(err)
 	}
@@ -83,13 +90,7 @@ func TestReport(t *testing.T) {
 // A message or source far over the frame limit is sanitized and cut before
 // it is sent, so it is taken, not refused for its size.
 func TestReportAnySize(t *testing.T) {
-	s := servetest.Start(t, diagrelay, "", "")
-	tok, _ := s.Open("/root/big")
-	c, err := client.Dial(s.Socket, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	s, c, _ := startChild(t, "/root/big")
 	huge := strings.Repeat("word ", 40<<10) // 200 KiB, three times the frame limit
 	if err := c.Report(diag.Info, huge, strings.Repeat("s", 100<<10)); err != nil {
 		t.Fatalf("a 200 KiB report: %v", err)
@@ -106,20 +107,14 @@ func TestReportAnySize(t *testing.T) {
 // Errors carry the JSON-RPC code: a bad level, a blank message, an unknown
 // token, a revoked one.
 func TestErrors(t *testing.T) {
-	s := servetest.Start(t, diagrelay, "", "")
-	tok, _ := s.Open("/root/e")
-	c, err := client.Dial(s.Socket, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	s, c, tok := startChild(t, "/root/e")
 	wantCode(t, "fatal level", c.Report("fatal", "x", ""), -32602)
 	wantCode(t, "blank message", c.Report(diag.Info, "\x1b[0m \u200b", ""), -32602)
 	if err := c.Report(diag.Info, "still usable", ""); err != nil {
 		t.Errorf("after refused reports: %v", err)
 	}
 
-	_, err = client.Dial(s.Socket, strings.Repeat("0", 64))
+	_, err := client.Dial(s.Socket, strings.Repeat("0", 64))
 	wantCode(t, "unknown token", err, -32001)
 
 	s.Open("/root/e") // reopen: the old token is revoked
@@ -129,13 +124,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestProbe(t *testing.T) {
-	s := servetest.Start(t, diagrelay, "", "")
-	tok, _ := s.Open("/root/p")
-	c, err := client.Dial(s.Socket, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c, _ := startChild(t, "/root/p")
 	for _, min := range []string{"", "1.0.0", "v1.1.0"} {
 		cp, ok, err := c.Probe(min)
 		if err != nil || !ok || cp.Version != "1.1.0" || cp.Protocol != 1 {
@@ -180,13 +169,7 @@ func TestDialEnvironment(t *testing.T) {
 
 // One Child is safe for concurrent use: every report arrives once.
 func TestConcurrentReports(t *testing.T) {
-	s := servetest.Start(t, diagrelay, "", "")
-	tok, _ := s.Open("/root/many")
-	c, err := client.Dial(s.Socket, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	s, c, _ := startChild(t, "/root/many")
 	var wg sync.WaitGroup
 	for i := range 5 { // the gate's window: 5 in 10 s
 		wg.Go(func() {
