@@ -50,8 +50,8 @@ func (p *probe) respond(reply any) {
 // get a Capability value: a copy, whatever they do with it.
 var reply any = current()
 
-// Answer makes b answer probes on topic with Current, synchronously, until
-// the returned off is called (or b is closed). Payloads other than a
+// Answer makes b answer probes on topic with Capability{Version, Protocol},
+// synchronously, until the returned off is called (or b is closed). Payloads other than a
 // ProbeRequest or a non-nil *ProbeRequest with a non-nil Respond are
 // ignored. A nil bus installs nothing.
 func Answer(b *bus.Bus, topic string) (off func()) {
