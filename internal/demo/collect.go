@@ -66,7 +66,7 @@ func (d *scenario) collect() {
 		}
 		ds := Status{
 			Path: st.Path, Parent: st.Parent, Owner: st.Owner, ReportsTo: st.Recipient(), Open: st.Open,
-			Generation: st.Generation, Delivered: s.postedFrom(st.Path), Dropped: st.Dropped,
+			Generation: st.Generation, Delivered: s.postedFrom(st.Path), Dropped: droppedOf(st.Dropped),
 			Diagnostics: []Diagnostic{},
 		}
 		for _, g := range st.Diagnostics {

@@ -146,9 +146,9 @@ type Status struct {
 	Generation uint64 `json:"generation"`
 	// Delivered counts every report delivered over all generations;
 	// Diagnostics keeps only the newest relay.MaxStatusDiagnostics.
-	Delivered   int           `json:"delivered"`
-	Diagnostics []Diagnostic  `json:"diagnostics"`
-	Dropped     relay.Dropped `json:"dropped"`
+	Delivered   int          `json:"delivered"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+	Dropped     Dropped      `json:"dropped"`
 }
 
 // Diagnostic is one delivered report as a status or an event shows it.
@@ -166,11 +166,24 @@ type Totals struct {
 	Messages     int `json:"messages"` // parent messages in the mailbox
 	// Notifications shown for reports, summaries shown, and how many report
 	// notifications the summaries said were not shown.
-	NotificationsShown int           `json:"notifications_shown"`
-	Summaries          int           `json:"summaries"`
-	NotShown           int           `json:"not_shown"`
-	Dropped            relay.Dropped `json:"dropped"`
-	SinkErrors         []string      `json:"sink_errors"`
+	NotificationsShown int      `json:"notifications_shown"`
+	Summaries          int      `json:"summaries"`
+	NotShown           int      `json:"not_shown"`
+	Dropped            Dropped  `json:"dropped"`
+	SinkErrors         []string `json:"sink_errors"`
+}
+
+// Dropped counts reports not delivered, per reason. The demo names its
+// own JSON, so renaming a relay field cannot change the transcript.
+type Dropped struct {
+	Duplicate int `json:"duplicate"`
+	Rate      int `json:"rate"`
+	Cap       int `json:"cap"`
+	Invalid   int `json:"invalid"`
+}
+
+func droppedOf(d relay.Dropped) Dropped {
+	return Dropped{Duplicate: d.Duplicate, Rate: d.Rate, Cap: d.Cap, Invalid: d.Invalid}
 }
 
 // Start is the simulated clock's origin. Only offsets from it are shown,
