@@ -95,12 +95,13 @@ func Dial(socket, token string) (*Child, error) {
 
 // Probe asks the service for its capability and reports whether it is
 // compatible: protocol 1 and a version at least minVersion ("" for
-// capability.Version). err is set when minVersion is not a semantic version
+// capability.DiagnosticSince, the first release whose hosts carry
+// diagnostics, so a newer client still accepts an older host). err is set when minVersion is not a semantic version
 // or the service could not be asked; an incompatible reply is (reply, false,
 // nil), with the reply as well as it could be read.
 func (c *Child) Probe(minVersion string) (capability.Capability, bool, error) {
 	if minVersion == "" {
-		minVersion = capability.Version
+		minVersion = capability.DiagnosticSince
 	}
 	if err := capability.CheckVersion(minVersion); err != nil {
 		return capability.Capability{}, false, err
