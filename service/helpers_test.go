@@ -236,3 +236,20 @@ func shortTempDir(t testing.TB) (string, error) {
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d, nil
 }
+
+// waitClosed waits for the server to close p's connection: every reply
+// channel read ends.
+func waitClosed(t testing.TB, p *peer) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-p.replies:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("connection still open after 10 s")
+		}
+	}
+}

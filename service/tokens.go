@@ -25,6 +25,7 @@ type binding struct {
 	path    string
 	token   string
 	revoked atomic.Bool
+	conns   map[*conn]struct{} // live connections holding the token; guarded by tokenTable.mu
 }
 
 // tokenTable maps tokens to bindings. It is keyed by the SHA-256 of the
@@ -77,12 +78,37 @@ func (t *tokenTable) revokePath(path string) *binding {
 	return b
 }
 
-// revokeLocked marks b revoked. The table keeps only a tombstone (path and
+// attach counts c as holding b, unless b already has max connections or
+// is revoked.
+func (t *tokenTable) attach(b *binding, c *conn, max int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b.revoked.Load() || len(b.conns) >= max {
+		return false
+	}
+	if b.conns == nil {
+		b.conns = make(map[*conn]struct{}, max)
+	}
+	b.conns[c] = struct{}{}
+	return true
+}
+
+// detach forgets that c holds b.
+func (t *tokenTable) detach(b *binding, c *conn) {
+	t.mu.Lock()
+	delete(b.conns, c)
+	t.mu.Unlock()
+}
+
+// revokeLocked marks b revoked and ends every connection holding it after
+// the request it has in flight. The table keeps only a tombstone (path and
 // token, no runtime), so a late hello is told "revoked" rather than
-// "unknown" at a cost of about 200 bytes per past generation; connections
-// bound to b keep it until they close.
+// "unknown" at a cost of about 200 bytes per past generation.
 func (t *tokenTable) revokeLocked(b *binding) {
 	b.revoked.Store(true)
+	for c := range b.conns {
+		c.revoke() // does not block: sets a flag and a read deadline
+	}
 	tomb := &binding{path: b.path, token: b.token}
 	tomb.revoked.Store(true)
 	t.byHash[sha256.Sum256([]byte(b.token))] = tomb
