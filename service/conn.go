@@ -35,8 +35,11 @@ type conn struct {
 	mu        sync.Mutex
 	stopHello func() bool
 
-	out      chan []byte   // frames to write, newline included
-	unsent   atomic.Int64  // bytes of frames in out or being written
+	qmu      sync.Mutex
+	queue    [][]byte      // frames to write, newline included; guarded by qmu
+	unsent   int           // bytes in queue or being written; guarded by qmu
+	wake     chan struct{} // (1) something was queued
+	room     chan struct{} // (1) the writer took the queue
 	stop     chan struct{} // closed by finish: write what is queued, then end
 	stopOnce sync.Once
 	gone     chan struct{} // closed by kill: the peer is disconnected
@@ -45,14 +48,9 @@ type conn struct {
 	written  chan struct{} // closed when the writer has ended
 }
 
-// outQueue is how many frames may wait for a peer. A socket peer's replies
-// are also bounded in bytes (Config.MaxUnsent); notifications that find the
-// queue full are dropped and counted.
-const outQueue = 1024
-
 func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 	c := &conn{s: s, fr: newFrameReader(r), nc: nc, fixedHost: host,
-		out: make(chan []byte, outQueue), stop: make(chan struct{}),
+		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
 		gone: make(chan struct{}), written: make(chan struct{})}
 	if host {
 		c.role.Store(roleHost)
@@ -114,13 +112,29 @@ func (c *conn) writer(w io.Writer) {
 	defer close(c.written)
 	bw := bufio.NewWriterSize(w, 16<<10)
 	failed := false
-	write := func(b []byte) {
-		if !failed {
-			_, err := bw.Write(b)
-			if err == nil && len(c.out) == 0 {
-				err = bw.Flush() // nothing else queued: send what we have in one write
+	for {
+		stopping := false
+		select {
+		case <-c.wake:
+		case <-c.stop:
+			stopping = true
+		}
+		c.qmu.Lock()
+		batch := c.queue
+		c.queue = nil
+		c.qmu.Unlock()
+		n := 0
+		for _, b := range batch {
+			n += len(b)
+			if failed {
+				continue
 			}
-			if err != nil {
+			if _, err := bw.Write(b); err != nil {
+				failed = true
+			}
+		}
+		if !failed && len(batch) > 0 {
+			if err := bw.Flush(); err != nil {
 				failed = true // from here on, frames are dropped: the peer is gone
 				if c.fixedHost {
 					c.s.log.Warn("writing to the host failed", "err", err)
@@ -129,23 +143,19 @@ func (c *conn) writer(w io.Writer) {
 				}
 			}
 		}
-		c.unsent.Add(-int64(len(b)))
-	}
-	for {
+		c.qmu.Lock()
+		c.unsent -= n
+		c.qmu.Unlock()
 		select {
-		case b := <-c.out:
-			write(b)
-		case <-c.stop:
-			for {
-				select {
-				case b := <-c.out:
-					write(b)
-				default:
-					if !failed {
-						bw.Flush()
-					}
-					return
-				}
+		case c.room <- struct{}{}:
+		default:
+		}
+		if stopping {
+			c.qmu.Lock()
+			empty := len(c.queue) == 0
+			c.qmu.Unlock()
+			if empty {
+				return
 			}
 		}
 	}
@@ -153,12 +163,12 @@ func (c *conn) writer(w io.Writer) {
 
 func (c *conn) loop() error {
 	for {
-		if c.revoked.Load() {
+		if c.revoked.Load() || c.isGone() {
 			return nil
 		}
 		frame, err := c.fr.next()
 		if errors.Is(err, errFrameTooLarge) {
-			c.send(nullID, nil, errorf(CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped"))
+			c.send(encodeReply(nullID, nil, errorf(CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
 			continue
 		}
 		if err != nil {
@@ -168,12 +178,17 @@ func (c *conn) loop() error {
 			return err
 		}
 		if !c.s.begin() {
-			c.send(nullID, nil, errorf(CodeShuttingDown, "server is shutting down"))
+			c.send(encodeReply(nullID, nil, errorf(CodeShuttingDown, "server is shutting down")))
 			return nil
 		}
+		// The reply is queued after the slot is given back: waiting for a
+		// host that does not read must not hold up anyone else.
 		c.s.sched.acquire()
-		c.handle(frame)
+		reply := c.handle(frame)
 		c.s.sched.release()
+		if reply != nil {
+			c.send(reply)
+		}
 		c.s.end()
 	}
 }
@@ -193,69 +208,91 @@ func (c *conn) isShutting() bool {
 	return c.s.shutting
 }
 
-func (c *conn) handle(frame []byte) {
+// handle runs one frame and returns its encoded reply, or nil for a
+// notification.
+func (c *conn) handle(frame []byte) []byte {
 	req, id, rerr := decodeRequest(frame)
 	if rerr != nil {
-		c.send(id, nil, rerr)
-		return
+		return encodeReply(id, nil, rerr)
 	}
 	result, rerr := c.dispatch(req)
 	if req.ID == nil {
-		return // a notification gets no reply, not even an error
+		return nil // a notification gets no reply, not even an error
 	}
-	c.send(req.ID, result, rerr)
+	return encodeReply(req.ID, result, rerr)
 }
 
-// send queues a reply. A socket peer whose unsent replies would pass
-// Config.MaxUnsent is disconnected instead; otherwise send waits for room
-// in the queue (back-pressure on that peer alone) until the peer is gone or
-// shutdown, when the reply is dropped (that peer was not reading it).
-func (c *conn) send(id json.RawMessage, result any, rerr *rpcError) {
+// encodeReply encodes a response line. Every string in it is valid UTF-8
+// (the frame was checked, and encoding/json replaces invalid bytes), so
+// the line is valid UTF-8 JSON.
+func encodeReply(id json.RawMessage, result any, rerr *rpcError) []byte {
 	resp := response{JSONRPC: "2.0", ID: id, Error: rerr}
 	if rerr == nil {
 		resp.Result = result
 	}
 	b, err := json.Marshal(resp)
 	if err != nil {
-		c.s.log.Error("encoding a reply failed", "err", err)
 		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorf(CodeInternal, "the reply could not be encoded")})
 	}
-	b = append(b, '\n')
-	if c.unsent.Add(int64(len(b))) > int64(c.s.cfg.MaxUnsent) && c.nc != nil {
-		c.unsent.Add(-int64(len(b)))
-		c.s.stats.slowPeers.Add(1)
-		c.s.log.Info("disconnected a peer that does not read its replies", "limit", c.s.cfg.MaxUnsent)
-		c.kill()
-		return
+	return append(b, '\n')
+}
+
+// push queues b unless that would pass Config.MaxUnsent, and reports
+// whether it did. An empty queue always takes b.
+func (c *conn) push(b []byte) bool {
+	c.qmu.Lock()
+	if c.unsent > 0 && c.unsent+len(b) > c.s.cfg.MaxUnsent {
+		c.qmu.Unlock()
+		return false
 	}
+	c.unsent += len(b)
+	c.queue = append(c.queue, b)
+	c.qmu.Unlock()
 	select {
-	case c.out <- b:
-		return
+	case c.wake <- struct{}{}:
 	default:
 	}
-	select {
-	case c.out <- b:
-		return
-	case <-c.s.closing:
-	case <-c.stop:
-	case <-c.gone:
+	return true
+}
+
+// send queues a reply. A socket peer whose unsent replies would pass
+// Config.MaxUnsent is disconnected; the host waits for room instead, until
+// it is gone or shutdown (then the reply is dropped: it was not reading).
+func (c *conn) send(b []byte) {
+	for !c.push(b) {
+		if c.isGone() {
+			return
+		}
+		if c.nc != nil {
+			c.s.stats.slowPeers.Add(1)
+			c.s.log.Info("disconnected a socket peer that does not read its replies", "limit", c.s.cfg.MaxUnsent)
+			c.kill()
+			return
+		}
+		select {
+		case <-c.room:
+		case <-c.s.closing:
+			return
+		case <-c.stop:
+			return
+		case <-c.gone:
+			return
+		}
 	}
-	c.unsent.Add(-int64(len(b)))
 }
 
 // errSlowPeer is returned when a notification is dropped because the peer
 // has not read the frames queued before it.
 var errSlowPeer = errors.New("service: host is not reading; notification dropped")
 
-// notify queues a server-to-peer notification without ever waiting. It
-// counts toward a socket peer's unsent bytes but never disconnects it: over
-// the bound, the notification is dropped.
+// notify queues a server-to-peer notification without ever waiting: over
+// Config.MaxUnsent it is dropped and counted (Stats.NotificationsDropped),
+// never a reason to disconnect.
 func (c *conn) notify(method string, params any) error {
 	b, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	select {
 	case <-c.stop:
 		return nil // the connection is ending
@@ -263,18 +300,9 @@ func (c *conn) notify(method string, params any) error {
 		return nil
 	default:
 	}
-	n := int64(len(b))
-	if c.unsent.Add(n) > int64(c.s.cfg.MaxUnsent) {
-		c.unsent.Add(-n)
+	if !c.push(append(b, '\n')) {
 		c.s.stats.notifyDropped.Add(1)
 		return errSlowPeer
 	}
-	select {
-	case c.out <- b:
-		return nil
-	default:
-		c.unsent.Add(-n)
-		c.s.stats.notifyDropped.Add(1)
-		return errSlowPeer
-	}
+	return nil
 }
