@@ -260,6 +260,7 @@ func (s *Server) addPending(c *conn) bool {
 	s.mu.Unlock()
 	if evict != nil {
 		s.stats.pendingEvicted.Add(1)
+		s.log.Info("closed the oldest connection waiting for its hello, to make room", "max_pending", s.cfg.MaxPending)
 		evict.kill()
 	}
 	stop := s.cfg.AfterFunc(s.cfg.HelloTimeout, func() {
@@ -272,6 +273,7 @@ func (s *Server) addPending(c *conn) bool {
 		s.mu.Unlock()
 		if late {
 			s.stats.helloTimeouts.Add(1)
+			s.log.Info("closed a connection without a hello at its deadline", "timeout", s.cfg.HelloTimeout)
 			c.kill()
 		}
 	})
