@@ -45,13 +45,15 @@ type conn struct {
 	gone     chan struct{} // closed by kill: the peer is disconnected
 	goneOnce sync.Once
 	revoked  atomic.Bool   // its token was revoked: end after the request in flight
+	unpause  chan struct{} // closed by revoke: a paced connection stops waiting
+	pause    time.Duration // wait this long before the next frame; loop goroutine only
 	written  chan struct{} // closed when the writer has ended
 }
 
 func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 	c := &conn{s: s, fr: newFrameReader(r), nc: nc, fixedHost: host,
 		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
-		gone: make(chan struct{}), written: make(chan struct{})}
+		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
 	if host {
 		c.role.Store(roleHost)
 	}
@@ -91,6 +93,7 @@ func (c *conn) revoke() {
 		return
 	}
 	c.s.stats.revokedClosed.Add(1)
+	close(c.unpause)
 	if c.nc != nil {
 		c.nc.SetReadDeadline(time.Now())
 	}
@@ -190,6 +193,36 @@ func (c *conn) loop() error {
 			c.send(reply)
 		}
 		c.s.end()
+		if c.pause > 0 {
+			c.wait(c.pause)
+			c.pause = 0
+		}
+	}
+}
+
+// paceDropped is told that the gate dropped one of this child's reports:
+// past the burst, the connection waits before its next frame, so that a
+// flooding child spends the server's time at a bounded rate however fast
+// it writes. The wait is outside the scheduler's slots.
+func (c *conn) paceDropped() {
+	now := c.s.now()
+	if d := c.child.pace.ReserveN(now, 1).DelayFrom(now); d > 0 {
+		c.pause = d
+	}
+}
+
+// wait pauses the loop for d, or until the connection ends.
+func (c *conn) wait(d time.Duration) {
+	done := make(chan struct{})
+	stop := c.s.cfg.AfterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+	case <-c.unpause:
+		stop()
+	case <-c.gone:
+		stop()
+	case <-c.s.closing:
+		stop()
 	}
 }
 

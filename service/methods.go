@@ -249,12 +249,16 @@ func (c *conn) report(raw []byte) (any, *rpcError) {
 	// mailbox commit, and that wait must not hold up the other children or
 	// keep their posts out of the same commit.
 	c.s.sched.release()
-	_, err := rt.Report(payload)
+	v, err := rt.Report(payload)
 	c.s.sched.acquire()
 	switch {
 	case err == nil:
+		if v != diag.Delivered {
+			c.paceDropped()
+		}
 		return emptyResult{}, nil
 	case errors.Is(err, diag.ErrInvalid):
+		c.paceDropped()
 		// With the types checked above, Parse's reasons name a rule only
 		// ("level ... is not info, warning or error", "message is blank
 		// after sanitizing").

@@ -174,6 +174,13 @@ func (s *Server) Stats() Stats {
 
 func (s *Server) maxConnsPerChild() int { return s.cfg.MaxConnsPerChild }
 
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("service: server closed")
 

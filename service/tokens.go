@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/time/rate"
+
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -26,7 +28,20 @@ type binding struct {
 	token   string
 	revoked atomic.Bool
 	conns   map[*conn]struct{} // live connections holding the token; guarded by tokenTable.mu
+	// pace spaces out the reports of a child whose reports the gate is
+	// dropping (see conn.paceDropped); shared by its connections.
+	pace *rate.Limiter
 }
+
+// Pacing of dropped reports, per child token: after a burst of
+// PaceDroppedBurst dropped reports, the child's next frame is read no
+// sooner than 1/PaceDroppedRate after the previous dropped one. Admitted
+// reports are never paced, and the gate admits at most a few per window,
+// so pacing loses a flooding child nothing it would have delivered.
+const (
+	PaceDroppedRate  rate.Limit = 200
+	PaceDroppedBurst            = 50
+)
 
 // tokenTable maps tokens to bindings. It is keyed by the SHA-256 of the
 // token, so a lookup's timing depends on the digest, not on how many leading
@@ -43,7 +58,7 @@ func newTokenTable() *tokenTable {
 
 // bind records a new generation's token and revokes the path's previous one.
 func (t *tokenTable) bind(rt *relay.Runtime) *binding {
-	b := &binding{rt: rt, path: rt.Path(), token: NewToken()}
+	b := &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if old := t.byPath[rt.Path()]; old != nil {
