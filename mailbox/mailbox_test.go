@@ -429,4 +429,3 @@ func TestBehaviour(t *testing.T) {
 		}
 	}
 }
-
