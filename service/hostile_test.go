@@ -265,3 +265,32 @@ func TestHelloTrimsWhitespace(t *testing.T) {
 	}
 	wantError(t, e.dial("").call("session.hello", map[string]any{"token": token + "x"}), service.CodeUnauthenticated, "unknown token")
 }
+
+// A host on stdio that stops reading loses ui.notify frames, counted, and
+// never blocks a child: every report is still answered and stored.
+func TestStuckHostLosesNotificationsNotReports(t *testing.T) {
+	store := newStore(t)
+	e := startConfig(t, service.Config{Mailbox: store, MaxUnsent: 4 << 10}, store)
+	stuckIn, _ := io.Pipe()
+	_, stuckOut := io.Pipe() // nobody reads its other end: every write blocks
+	go e.srv.ServeHost(stuckIn, stuckOut)
+	t.Cleanup(func() { stuckIn.Close(); stuckOut.Close() })
+	begin := time.Now()
+	for i := range 20 {
+		p := e.dial(e.open(fmt.Sprintf("/root/n%d", i)))
+		for j := range 5 {
+			p.mustCall("diagnostic.report", map[string]any{"level": "info", "message": fmt.Sprintf("report %d of child %d", j, i)})
+		}
+	}
+	if d := time.Since(begin); d > 10*time.Second {
+		t.Errorf("100 reports took %v beside a stuck host", d)
+	}
+	if st := e.srv.Stats(); st.NotificationsDropped == 0 {
+		t.Errorf("stats %+v: the stuck host's notifications were not dropped", st)
+	}
+	var read struct{ Messages []map[string]any }
+	e.host.mustCallInto("mailbox.read", map[string]any{"recipient": "/root"}, &read)
+	if len(read.Messages) != 100 {
+		t.Fatalf("%d messages stored, want 100", len(read.Messages))
+	}
+}
