@@ -44,7 +44,7 @@ func helloLatency(t testing.TB, s *server, token string) time.Duration {
 }
 
 // The memory of the real serve process under hostile connections: 16 peers
-// without a token that send requests with the longest ids and never read,
+// without a token that send requests with 60 KB ids and never read,
 // and 10,000 connections that never say hello. Run it once:
 //
 //	go test -run NONE -bench ServeRSS -benchtime 1x ./cmd/diagrelay/
@@ -54,7 +54,7 @@ func BenchmarkServeRSS(b *testing.B) {
 		tok, _ := s.open("/root/ok")
 		pid := s.cmd.Process.Pid
 		idle := procKB(b, pid, "VmRSS")
-		frame := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"diagnostic.probe"}`+"\n", strings.Repeat("i", 256)))
+		frame := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"diagnostic.probe"}`+"\n", strings.Repeat("i", 60000)))
 		var wg sync.WaitGroup
 		stop := time.Now().Add(3 * time.Second)
 		for range 16 {
