@@ -322,7 +322,7 @@ func TestServePrintMode(t *testing.T) {
 // SIGTERM and SIGINT: serve stops accepting, ends its connections, closes
 // the store and exits 0; the socket file is gone, the bbolt file opens
 // cleanly and holds every report; a restarted serve serves the same mailbox
-// and, as SPEC §7 says, no thread status.
+// and no thread status (docs/protocol.md).
 func TestServeSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -409,7 +409,7 @@ func checkBolt(t testing.TB, path string) {
 }
 
 // Bad input over the real binary's stdio and socket: each gets the error
-// SPEC §8 names, with the id when it could be read, and the connection
+// docs/protocol.md names, with the id when it could be read, and the connection
 // stays usable; another child's reports are unaffected.
 func TestServeBadInput(t *testing.T) {
 	s := startServer(t, "", "")
