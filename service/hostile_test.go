@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -292,5 +293,42 @@ func TestStuckHostLosesNotificationsNotReports(t *testing.T) {
 	e.host.mustCallInto("mailbox.read", map[string]any{"recipient": "/root"}, &read)
 	if len(read.Messages) != 100 {
 		t.Fatalf("%d messages stored, want 100", len(read.Messages))
+	}
+}
+
+// The hello deadline runs on the injected clock: firing its timer closes a
+// peer still pending, and not one that has said hello.
+func TestHelloDeadlineUsesTheInjectedClock(t *testing.T) {
+	var mu sync.Mutex
+	var timers []func()
+	after := func(d time.Duration, f func()) func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if d == time.Hour { // the hello deadline; the relay's timers run at once
+			timers = append(timers, f)
+			return func() bool { return false }
+		}
+		return time.AfterFunc(d, f).Stop
+	}
+	store := newStore(t)
+	e := startConfig(t, service.Config{Mailbox: store, HelloTimeout: time.Hour, AfterFunc: after}, store)
+	token := e.open("/root/t")
+	pending := rawDial(t, e.socket)
+	helloed := e.dial(token)
+	mu.Lock()
+	fire := slices.Clone(timers)
+	mu.Unlock()
+	if len(fire) != 2 {
+		t.Fatalf("%d hello timers, want 2", len(fire))
+	}
+	for _, f := range fire {
+		f()
+	}
+	if !closedByServer(t, pending, 5*time.Second) {
+		t.Fatal("the pending peer outlived its deadline")
+	}
+	helloed.mustCall("diagnostic.probe", nil)
+	if st := e.srv.Stats(); st.HelloTimeouts != 1 {
+		t.Fatalf("stats %+v, want one hello timeout", st)
 	}
 }
