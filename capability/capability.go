@@ -33,8 +33,8 @@ const (
 
 // Capability is a host's reply to a probe.
 type Capability struct {
-	Version  string `json:"version"`
-	Protocol int    `json:"protocol"`
+	Version  string
+	Protocol int
 }
 
 // current returns the Capability this package's hosts announce.

@@ -7,11 +7,10 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// Entry is a stored message with the id the mailbox gave it. In JSON the
-// message's fields sit beside the id:
-// {"id","recipient","from","text","level","source","message","at"}.
+// Entry is a stored message with the id the mailbox gave it. Its form on
+// the wire belongs to package service (docs/protocol.md, mailbox.read).
 type Entry struct {
-	ID uint64 `json:"id"`
+	ID uint64
 	relay.ParentMessage
 }
 

@@ -429,22 +429,3 @@ func TestBehaviour(t *testing.T) {
 		}
 	}
 }
-
-func TestEntryJSON(t *testing.T) {
-	e := Entry{ID: 7, ParentMessage: relay.ParentMessage{
-		Recipient: "/root", From: "/root/x", Text: "t <&>", Level: diag.Error,
-		Source: "lint", Message: "m", At: t0,
-	}}
-	j, err := json.Marshal(e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"id":7,"recipient":"/root","from":"/root/x","text":"t \u003c\u0026\u003e","level":"error","source":"lint","message":"m","at":"2025-06-01T12:00:00.123456789Z"}`
-	if string(j) != want {
-		t.Fatalf("JSON\n got %s\nwant %s", j, want)
-	}
-	var back Entry
-	if err := json.Unmarshal(j, &back); err != nil || back.ID != 7 || !sameMessage(back.ParentMessage, e.ParentMessage) {
-		t.Fatalf("round trip: %+v, %v", back, err)
-	}
-}

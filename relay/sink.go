@@ -28,13 +28,13 @@ type Notifier interface {
 // addressed to the recipient thread (parent ?? owner of the reporting
 // thread).
 type ParentMessage struct {
-	Recipient string     `json:"recipient"`
-	From      string     `json:"from"`
-	Text      string     `json:"text"` // the labeled, JSON-quoted form of MessageText
-	Level     diag.Level `json:"level"`
-	Source    string     `json:"source"`
-	Message   string     `json:"message"`
-	At        time.Time  `json:"at"`
+	Recipient string
+	From      string
+	Text      string // the labeled, JSON-quoted form of MessageText
+	Level     diag.Level
+	Source    string
+	Message   string
+	At        time.Time
 }
 
 // Mailbox delivers a ParentMessage to its recipient. Post returns only once the

@@ -14,27 +14,27 @@ const MaxStatusDiagnostics = 20
 // serves spawn/wait results and the completion state. It is memory-only: a
 // new Manager starts with no threads.
 type Status struct {
-	Path   string `json:"path"`
-	Parent string `json:"parent"` // lexical parent, "" for a one-segment path
-	Owner  string `json:"owner"`  // creator of an independent root, else ""
+	Path   string
+	Parent string // lexical parent, "" for a one-segment path
+	Owner  string // creator of an independent root, else ""
 	// Open reports whether a runtime of the thread is live; Generation counts
 	// its opens (1 after the first Open, 2 after a reopen, ...).
-	Open       bool   `json:"open"`
-	Generation uint64 `json:"generation"`
+	Open       bool
+	Generation uint64
 	// Diagnostics are the newest delivered reports, oldest first. They
 	// belong to the thread and survive its runtime reopening.
-	Diagnostics []Diagnostic `json:"diagnostics"`
+	Diagnostics []Diagnostic
 	// Dropped counts reports not delivered, per reason, over all of the
 	// thread's generations.
-	Dropped Dropped `json:"dropped"`
+	Dropped Dropped
 }
 
 // Diagnostic is one delivered report as the status shows it.
 type Diagnostic struct {
-	Level   diag.Level `json:"level"`
-	Source  string     `json:"source"`
-	Message string     `json:"message"`
-	At      time.Time  `json:"at"`
+	Level   diag.Level
+	Source  string
+	Message string
+	At      time.Time
 }
 
 // Recipient is the thread whose mailbox gets this thread's reports: its
@@ -43,10 +43,10 @@ func (s Status) Recipient() string { return recipient(s.Parent, s.Owner) }
 
 // Dropped counts silent drops per reason: duplicate, rate, cap, invalid.
 type Dropped struct {
-	Duplicate int `json:"duplicate"`
-	Rate      int `json:"rate"`
-	Cap       int `json:"cap"`
-	Invalid   int `json:"invalid"`
+	Duplicate int
+	Rate      int
+	Cap       int
+	Invalid   int
 }
 
 // plus adds a gate's drop counts to d.

@@ -42,10 +42,15 @@ func reportFrame(id int, msg string) []byte {
 
 // Report frames from flooding children over the Unix socket, as a child's
 // would be: distinct text, so after the window's 5 every frame is a rate
-// drop. Each of 4 connections is its own child.
+// drop. Each connection is its own child.
 func BenchmarkSocketFlood(b *testing.B) {
+	for _, conns := range []int{4, 64} {
+		b.Run(fmt.Sprintf("children=%d", conns), func(b *testing.B) { benchFlood(b, conns) })
+	}
+}
+
+func benchFlood(b *testing.B, conns int) {
 	e := start(b, relay.ModeRPC)
-	const conns = 4
 	cs := make([]net.Conn, conns)
 	for i := range cs {
 		c, err := net.Dial("unix", e.socket)
@@ -86,10 +91,16 @@ func BenchmarkSocketFlood(b *testing.B) {
 }
 
 // Admitted reports, durably stored in the bbolt mailbox before each reply,
-// from 8 children at once: group commit batches their fsyncs. The clock
-// moves 2 s per reading so the window never binds; each child has enough
-// runtimes of its own that the cap does not either.
+// from 1, 8 and 64 children at once: group commit batches their fsyncs.
+// The clock moves 2 s per reading so the window never binds; each child
+// has enough runtimes of its own that the cap does not either.
 func BenchmarkSocketAdmittedDurable(b *testing.B) {
+	for _, children := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("children=%d", children), func(b *testing.B) { benchDurable(b, children) })
+	}
+}
+
+func benchDurable(b *testing.B, children int) {
 	var tick atomic.Int64
 	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
 	dir := b.TempDir()
@@ -98,7 +109,6 @@ func BenchmarkSocketAdmittedDurable(b *testing.B) {
 		b.Fatal(err)
 	}
 	e := startWith(b, relay.ModeRPC, store, now)
-	const children = 8
 	per := b.N/children + 1
 	type child struct {
 		c      net.Conn

@@ -1,58 +1,53 @@
-// Package service is diagrelay's JSON-RPC 2.0 server (SPEC §8): hosts in
-// any language drive a relay.Manager through it, and child processes report
-// to it.
+// Package service is diagrelay's JSON-RPC 2.0 server: hosts in any
+// language drive a relay.Manager through it, and child processes report to
+// it. The wire contract (methods, params, results, notifications, errors,
+// limits) is docs/protocol.md in the repository; the types behind it are
+// in wire.go, and this package alone decides what goes on the wire.
 //
-// # Framing
+// # Frames
 //
-// One JSON object per line ("\n", or "\r\n") in both directions. A frame
-// over 64 KiB is answered -32600 and the rest of its line is skipped; the
-// connection stays usable. Batches (arrays) are not supported. A request
-// without "id" is a notification and gets no reply, not even an error.
+// One JSON object per line, at most 64 KiB. Frames are strict: UTF-8 only,
+// member names matched exactly, a name repeated in any object refused,
+// nesting at most MaxDepth, an id a string of at most MaxIDBytes, an
+// integer or null, no batches. They are checked with jsontext from
+// github.com/go-json-experiment/json: an exact RFC 8259 tokenizer whose
+// token walk lets the server stop at MaxDepth and place a repeated name
+// (envelope or params) in one pass. Every reply is valid UTF-8 JSON, and
+// after any error the connection stays usable.
 //
 // # Peers
 //
-// The peer given to ServeHost (stdio in `diagrelay serve --stdio`) is the
-// host. Socket peers start unauthenticated and send session.hello {token}:
-// the host token (DIR/host.token) makes the connection a host; a child token
-// from runtime.open binds it to that runtime generation, and attribution
-// comes from that binding alone. Reopening or closing the runtime revokes
-// the token: later calls answer -32003. Tokens are 32 random bytes from
-// crypto/rand, looked up by SHA-256 and compared in constant time.
+// The peer given to ServeHost (stdio) is the host. Socket peers start
+// pending and send session.hello {token}: the host token makes the
+// connection a host; a child token from runtime.open binds it to that
+// runtime generation, and attribution comes from that binding alone.
+// Reopening or closing the runtime revokes the token and closes every
+// connection holding it after its request in flight.
 //
-// # Methods
+// # No child can silence another
 //
-// Host: runtime.open {path, parent?, owner?} → {path, token, generation};
-// runtime.close {path} → {}; thread.status {path} → relay.Status;
-// mailbox.read {recipient, limit?} → {messages: [mailbox.Entry]} (limit
-// 1–1000, default 1000, oldest first, unacknowledged only); mailbox.ack
-// {recipient, ids} → {acked}; capabilities.probe → {version, protocol}.
-//
-// Child: diagnostic.probe → {version, protocol}; diagnostic.report {level,
-// message, source?} → {}. Policy drops (duplicate, rate, cap) answer {}
-// like a delivery, so a child learns nothing from them; an invalid report is
-// counted in the thread's status and answered -32602 with the reason.
-//
-// Server to host: ui.notify {thread, message, notifyType} notifications,
-// none in print mode. A notification never waits for a slow host: when a
-// host has not read the 1024 frames queued before it, it is dropped (and
-// recorded as a sink error); the parent message and status entry remain.
+//   - A pending peer lives at most Config.HelloTimeout from accept,
+//     whatever it sends; at most Config.MaxPending are pending, and a new
+//     one closes the oldest.
+//   - Replies waiting for a socket peer are bounded (Config.MaxUnsent); a
+//     peer over the bound is disconnected. Notifications never wait: a
+//     host that does not read loses them (Stats.NotificationsDropped).
+//   - A child token holds at most Config.MaxConnsPerChild connections.
+//   - Connections are served round-robin: each holds one of
+//     Config.Workers slots for one frame, then queues again, so a child
+//     with one frame waits behind at most one frame of each busy peer. A
+//     child whose reports the gate drops is paced (PaceDroppedRate after
+//     PaceDroppedBurst), which bounds what a flood costs everyone else.
+//   - Errors sent to peers name the field or rule, never a host path, a Go
+//     type or an internal error; those go to Config.Logger, which
+//     NewLimitHandler keeps to a few lines per second.
 //
 // # Durability
 //
 // A reply to diagnostic.report is written only after the report's parent
 // message is committed to the mailbox (for mailbox.Store: fsync'd, with
-// concurrent posts sharing commits). So after a crash every acknowledged
-// report is in the mailbox exactly once. If the mailbox fails the reply is
-// -32005 and the report is in the thread's status only.
-//
-// # Errors
-//
-// -32700 malformed JSON; -32600 not a request, or frame over 64 KiB; -32601
-// unknown method; -32602 bad params, naming the field; -32001 no hello yet
-// or unknown token; -32002 a child calling a host method or the reverse;
-// -32003 revoked token; -32004 unknown thread; -32005 mailbox failure;
-// -32006 shutting down. Every error leaves the connection usable, and no
-// client's input affects another's.
+// concurrent posts sharing commits). The wait for the commit holds no
+// scheduler slot, so group commit batches every child's posts.
 //
 // # Shutdown
 //

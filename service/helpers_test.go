@@ -43,8 +43,19 @@ func start(t testing.TB, mode relay.Mode) *env {
 // startWith serves store with the clock now (nil: the wall clock).
 func startWith(t testing.TB, mode relay.Mode, store *mailbox.Store, now func() time.Time) *env {
 	t.Helper()
-	srv := service.New(service.Config{Mode: mode, Mailbox: store, HostToken: hostToken, Now: now,
-		NotifyRate: 1000, NotifyBurst: 1000, HelloTimeout: 2 * time.Second})
+	return startConfig(t, service.Config{Mode: mode, Mailbox: store, Now: now, HelloTimeout: 2 * time.Second}, store)
+}
+
+// startConfig serves c on a real Unix socket and a host pipe; the host
+// token and a loose toast limit are filled in. store, if not nil, is closed
+// at the end.
+func startConfig(t testing.TB, c service.Config, store *mailbox.Store) *env {
+	t.Helper()
+	c.HostToken = hostToken
+	if c.NotifyRate == 0 {
+		c.NotifyRate, c.NotifyBurst = 1000, 1000
+	}
+	srv := service.New(c)
 	// A short socket path: sun_path holds about 100 bytes.
 	sockDir, err := shortTempDir(t)
 	if err != nil {
@@ -71,7 +82,9 @@ func startWith(t testing.TB, mode relay.Mode, store *mailbox.Store, now func() t
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
-		store.Close()
+		if store != nil {
+			store.Close()
+		}
 	})
 	return e
 }
@@ -235,4 +248,21 @@ func shortTempDir(t testing.TB) (string, error) {
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d, nil
+}
+
+// waitClosed waits for the server to close p's connection: every reply
+// channel read ends.
+func waitClosed(t testing.TB, p *peer) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-p.replies:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("connection still open after 10 s")
+		}
+	}
 }

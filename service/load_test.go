@@ -29,11 +29,17 @@ func TestLoad200Children(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
+	// At most 64 connections may wait for their hello (the oldest is
+	// closed to make room): children connect at most 32 at a time, as a
+	// host starting 200 of them at once would see them do.
+	connecting := make(chan struct{}, 32)
 	for i, tok := range tokens {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			connecting <- struct{}{}
 			p := e.dial(tok)
+			<-connecting
 			for j := range 10 {
 				if ctx.Err() != nil {
 					return

@@ -1,14 +1,11 @@
 package service
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"time"
+	"strings"
 
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
-	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -18,7 +15,7 @@ const MaxReadLimit = 1000
 // method is one JSON-RPC method; role says who may call it.
 type method struct {
 	role int32 // roleHost, roleChild, or roleNone for anyone
-	call func(c *conn, params json.RawMessage) (any, *rpcError)
+	call func(c *conn, params []byte) (any, *rpcError)
 }
 
 var methods map[string]method
@@ -40,7 +37,7 @@ func init() {
 func (c *conn) dispatch(req *request) (any, *rpcError) {
 	m, ok := methods[req.Method]
 	if !ok {
-		return nil, errorf(CodeMethodNotFound, "method %q not found", clipName(req.Method))
+		return nil, errorf(CodeMethodNotFound, "method %s not found", clipName(req.Method))
 	}
 	if m.role != roleNone {
 		switch role := c.role.Load(); {
@@ -58,28 +55,7 @@ func (c *conn) dispatch(req *request) (any, *rpcError) {
 	return m.call(c, req.Params)
 }
 
-func clipName(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
-}
-
-// decodeParams fills v from an object; absent params count as {}. Type
-// errors name the field.
-func decodeParams(raw json.RawMessage, v any) *rpcError {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil
-	}
-	if raw[0] != '{' {
-		return errorf(CodeInvalidParams, "params must be an object")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return errorf(CodeInvalidParams, "params: %s", describeJSONError(err))
-	}
-	return nil
-}
+func clipName(s string) string { return quoteName(s) }
 
 func required(field, value string) *rpcError {
 	if value == "" {
@@ -98,63 +74,48 @@ func pathParam(field, value string) *rpcError {
 	return nil
 }
 
-type empty struct{}
-
-func (c *conn) hello(raw json.RawMessage) (any, *rpcError) {
-	var p struct {
-		Token string `json:"token"`
-	}
+func (c *conn) hello(raw []byte) (any, *rpcError) {
+	var p helloParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
-	if e := required("token", p.Token); e != nil {
+	// host.token ends with a newline: its contents work as they are.
+	token := strings.Trim(p.Token, " \t\r\n\f\v")
+	if e := required("token", token); e != nil {
 		return nil, e
 	}
 	if c.fixedHost {
 		return nil, errorf(CodeForbidden, "session.hello: the stdio peer is already the host")
 	}
-	if tok := c.s.cfg.HostToken; tok != "" && equalToken(p.Token, tok) {
-		c.child = nil
+	if tok := c.s.cfg.HostToken; tok != "" && equalToken(token, tok) {
+		c.unbind()
 		c.role.Store(roleHost)
-		c.helloDone()
-		return map[string]string{"role": "host"}, nil
+		c.s.authenticated(c)
+		return hostHelloResult{Role: "host"}, nil
 	}
-	b := c.s.tokens.lookup(p.Token)
+	b := c.s.tokens.lookup(token)
 	switch {
 	case b == nil:
 		return nil, errorf(CodeUnauthenticated, "session.hello: unknown token")
 	case b.revoked.Load():
 		return nil, errorf(CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
-	c.child = b
+	if b != c.child {
+		max := c.s.maxConnsPerChild()
+		if !c.s.tokens.attach(b, c, max) {
+			c.s.stats.connLimited.Add(1)
+			return nil, errorf(CodeTooManyConns, "too many connections for this runtime (at most %d)", max)
+		}
+		c.unbind()
+		c.child = b
+	}
 	c.role.Store(roleChild)
-	c.helloDone()
-	return struct {
-		Role       string `json:"role"`
-		Path       string `json:"path"`
-		Generation uint64 `json:"generation"`
-	}{"child", b.path, b.rt.Generation()}, nil
+	c.s.authenticated(c)
+	return childHelloResult{Role: "child", Path: b.path, Generation: b.rt.Generation()}, nil
 }
 
-// helloDone lifts the hello deadline of a socket peer, unless Shutdown has
-// set its own.
-func (c *conn) helloDone() {
-	if c.dl == nil {
-		return
-	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	if !c.s.shutting {
-		c.dl.SetReadDeadline(time.Time{})
-	}
-}
-
-func (c *conn) runtimeOpen(raw json.RawMessage) (any, *rpcError) {
-	var p struct {
-		Path   string `json:"path"`
-		Parent string `json:"parent"`
-		Owner  string `json:"owner"`
-	}
+func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
+	var p openParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -171,25 +132,19 @@ func (c *conn) runtimeOpen(raw json.RawMessage) (any, *rpcError) {
 		return nil, errorf(CodeInvalidParams, "runtime.open: %v", err)
 	}
 	b := c.s.tokens.bind(rt)
-	return struct {
-		Path       string `json:"path"`
-		Token      string `json:"token"`
-		Generation uint64 `json:"generation"`
-	}{rt.Path(), b.token, rt.Generation()}, nil
+	return openResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
 }
 
 // onlyPath decodes params that are just {path}.
-func onlyPath(raw json.RawMessage) (string, *rpcError) {
-	var p struct {
-		Path string `json:"path"`
-	}
+func onlyPath(raw []byte) (string, *rpcError) {
+	var p pathParams
 	if e := decodeParams(raw, &p); e != nil {
 		return "", e
 	}
 	return p.Path, pathParam("path", p.Path)
 }
 
-func (c *conn) runtimeClose(raw json.RawMessage) (any, *rpcError) {
+func (c *conn) runtimeClose(raw []byte) (any, *rpcError) {
 	path, e := onlyPath(raw)
 	if e != nil {
 		return nil, e
@@ -202,10 +157,10 @@ func (c *conn) runtimeClose(raw json.RawMessage) (any, *rpcError) {
 	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
 	}
-	return empty{}, nil
+	return emptyResult{}, nil
 }
 
-func (c *conn) threadStatus(raw json.RawMessage) (any, *rpcError) {
+func (c *conn) threadStatus(raw []byte) (any, *rpcError) {
 	path, e := onlyPath(raw)
 	if e != nil {
 		return nil, e
@@ -214,14 +169,11 @@ func (c *conn) threadStatus(raw json.RawMessage) (any, *rpcError) {
 	if !ok {
 		return nil, errorf(CodeUnknownThread, "thread.status: thread %s was never opened", path)
 	}
-	return st, nil
+	return wireStatus(st), nil
 }
 
-func (c *conn) mailboxRead(raw json.RawMessage) (any, *rpcError) {
-	var p struct {
-		Recipient string `json:"recipient"`
-		Limit     *int   `json:"limit"`
-	}
+func (c *conn) mailboxRead(raw []byte) (any, *rpcError) {
+	var p readParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -237,18 +189,14 @@ func (c *conn) mailboxRead(raw json.RawMessage) (any, *rpcError) {
 	}
 	msgs, err := c.s.cfg.Mailbox.Read(p.Recipient, limit)
 	if err != nil {
-		return nil, errorf(CodeStorage, "mailbox.read: %v", err)
+		c.s.log.Error("mailbox.read failed", "recipient", p.Recipient, "err", err)
+		return nil, errorf(CodeStorage, "mailbox.read: the mailbox could not be read")
 	}
-	return struct {
-		Messages []mailbox.Entry `json:"messages"`
-	}{msgs}, nil
+	return wireMessages(msgs), nil
 }
 
-func (c *conn) mailboxAck(raw json.RawMessage) (any, *rpcError) {
-	var p struct {
-		Recipient string    `json:"recipient"`
-		IDs       *[]uint64 `json:"ids"`
-	}
+func (c *conn) mailboxAck(raw []byte) (any, *rpcError) {
+	var p ackParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -260,40 +208,65 @@ func (c *conn) mailboxAck(raw json.RawMessage) (any, *rpcError) {
 	}
 	n, err := c.s.cfg.Mailbox.Ack(p.Recipient, *p.IDs)
 	if err != nil {
-		return nil, errorf(CodeStorage, "mailbox.ack: %v", err)
+		c.s.log.Error("mailbox.ack failed", "recipient", p.Recipient, "err", err)
+		return nil, errorf(CodeStorage, "mailbox.ack: the mailbox could not be written")
 	}
-	return map[string]int{"acked": n}, nil
+	return ackResult{Acked: n}, nil
 }
 
-func (c *conn) probe(json.RawMessage) (any, *rpcError) {
-	return capability.Capability{Version: capability.Version, Protocol: capability.Protocol}, nil
+func (c *conn) probe([]byte) (any, *rpcError) {
+	return wireProbe(capability.Capability{Version: capability.Version, Protocol: capability.Protocol}), nil
 }
 
 // report runs the params object through the child's runtime, exactly as an
 // event on its bus. Policy drops (duplicate, rate, cap) answer {} like a
 // delivery: the child learns nothing from them. An invalid report is
-// counted and answered -32602 naming what is wrong, since that is the
-// extension author's bug, not policy.
-func (c *conn) report(raw json.RawMessage) (any, *rpcError) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		c.child.rt.Report(nil) // counted as invalid
-		return nil, errorf(CodeInvalidParams, "params must be an object {level, message, source?}")
+// counted and answered -32602 naming the field or rule, since that is the
+// extension author's bug, not policy. A mailbox failure is logged for the
+// host and answered -32005 without its text, which names host paths.
+func (c *conn) report(raw []byte) (any, *rpcError) {
+	rt := c.child.rt
+	var p reportParams
+	if e := decodeParams(raw, &p); e != nil {
+		rt.Report(nil) // counted as invalid
+		return nil, e
 	}
-	var payload map[string]any
-	if err := json.Unmarshal(raw, &payload); err != nil {
-		c.child.rt.Report(nil)
-		return nil, errorf(CodeInvalidParams, "params: %s", describeJSONError(err))
+	payload := make(map[string]any, 3)
+	for _, f := range [...]struct {
+		name string
+		v    *string
+		opt  bool
+	}{{"level", p.Level, false}, {"message", p.Message, false}, {"source", p.Source, true}} {
+		switch {
+		case f.v != nil:
+			payload[f.name] = *f.v
+		case !f.opt:
+			rt.Report(nil)
+			return nil, errorf(CodeInvalidParams, "params: field %q is required (a string)", f.name)
+		}
 	}
-	_, err := c.child.rt.Report(payload)
+	// The slot is given back for the report: a delivered one waits for its
+	// mailbox commit, and that wait must not hold up the other children or
+	// keep their posts out of the same commit.
+	c.s.sched.release()
+	v, err := rt.Report(payload)
+	c.s.sched.acquire()
 	switch {
 	case err == nil:
-		return empty{}, nil
+		if v != diag.Delivered {
+			c.paceDropped()
+		}
+		return emptyResult{}, nil
 	case errors.Is(err, diag.ErrInvalid):
-		return nil, errorf(CodeInvalidParams, "%v", err)
+		c.paceDropped()
+		// With the types checked above, Parse's reasons name a rule only
+		// ("level ... is not info, warning or error", "message is blank
+		// after sanitizing").
+		return nil, errorf(CodeInvalidParams, "params: %s", strings.TrimPrefix(err.Error(), "diag: "))
 	case errors.Is(err, relay.ErrClosed):
 		return nil, errorf(CodeRevoked, "diagnostic.report: runtime %s was reopened or closed", c.child.path)
 	default:
-		return nil, errorf(CodeStorage, "diagnostic.report: %v", err)
+		c.s.log.Error("mailbox post failed", "thread", c.child.path, "err", err)
+		return nil, errorf(CodeStorage, "diagnostic.report: the mailbox could not store the report; it is in the thread's status only")
 	}
 }

@@ -1,12 +1,13 @@
 package service
 
 import (
-	"bufio"
+	"container/list"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,15 @@ type Mailbox interface {
 	Ack(recipient string, ids []uint64) (int, error)
 }
 
-// Config configures a Server.
+// Defaults of the connection bounds (docs/protocol.md, "Limits").
+const (
+	DefaultHelloTimeout     = 10 * time.Second
+	DefaultMaxPending       = 64
+	DefaultMaxConnsPerChild = 4
+	DefaultMaxUnsent        = 1 << 20
+)
+
+// Config configures a Server. Zero values mean the defaults.
 type Config struct {
 	Mode    relay.Mode // the parent session's mode; "" means rpc
 	Mailbox Mailbox    // required
@@ -33,18 +42,41 @@ type Config struct {
 	// sending it in session.hello. The stdio peer is always the host.
 	HostToken string
 
-	// Passed to the relay.Manager; zero values mean its defaults.
+	// Now and AfterFunc are the clock, for the relay.Manager and for the
+	// hello deadline; nil means the wall clock.
 	Now         func() time.Time
 	AfterFunc   func(d time.Duration, f func()) (stop func() bool)
-	NotifyRate  rate.Limit
+	NotifyRate  rate.Limit // passed to the relay.Manager
 	NotifyBurst int
 
-	// HelloTimeout is how long a socket peer may stay connected without a
-	// successful session.hello; zero means DefaultHelloTimeout.
+	// HelloTimeout is how long a socket peer may stay connected, from
+	// accept and whatever it sends, without a successful session.hello.
 	HelloTimeout time.Duration
+	// MaxPending is how many socket peers may wait for their hello at
+	// once; a new one closes the oldest.
+	MaxPending int
+	// MaxConnsPerChild is how many live connections one child token holds.
+	MaxConnsPerChild int
+	// MaxUnsent is how many bytes of replies may wait to be written to a
+	// socket peer; a peer over it is disconnected.
+	MaxUnsent int
+	// Workers is how many connections are served at once (the fair
+	// scheduler's slots); 0 means GOMAXPROCS.
+	Workers int
 
-	// Logf, if set, is told of connection-level failures.
-	Logf func(format string, args ...any)
+	// Logger receives connection-level failures; nil discards them. Wrap
+	// its handler in NewLimitHandler when the output is a terminal.
+	Logger *slog.Logger
+}
+
+// Stats counts what the bounds dropped.
+type Stats struct {
+	PendingEvicted       uint64 // pending peers closed to make room for a new one
+	HelloTimeouts        uint64 // peers closed at the hello deadline
+	SlowPeers            uint64 // socket peers disconnected over MaxUnsent
+	ConnLimited          uint64 // hellos refused with -32007
+	RevokedClosed        uint64 // connections closed by revocation
+	NotificationsDropped uint64 // ui.notify frames a host did not read in time
 }
 
 // Server answers JSON-RPC 2.0, one object per line, for hosts and children.
@@ -54,6 +86,8 @@ type Server struct {
 	cfg    Config
 	mgr    *relay.Manager
 	tokens *tokenTable
+	log    *slog.Logger
+	sched  *scheduler
 
 	// openMu makes runtime.open (Open, then bind its token) and
 	// runtime.close (revoke, then Close) atomic with respect to each other,
@@ -62,20 +96,50 @@ type Server struct {
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
+	pending   *list.List // of *conn, oldest first: socket peers before hello
 	listeners map[net.Listener]struct{}
 	inflight  int
 	shutting  bool
 	idle      chan struct{} // closed when shutting and inflight == 0
 	closing   chan struct{} // closed when Shutdown starts
+
+	stats struct {
+		pendingEvicted, helloTimeouts, slowPeers, connLimited, revokedClosed, notifyDropped atomic.Uint64
+	}
 }
 
 // New returns a Server with its own relay.Manager, whose notifications go
 // to the connected hosts as ui.notify.
 func New(c Config) *Server {
+	if c.HelloTimeout <= 0 {
+		c.HelloTimeout = DefaultHelloTimeout
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = DefaultMaxPending
+	}
+	if c.MaxConnsPerChild <= 0 {
+		c.MaxConnsPerChild = DefaultMaxConnsPerChild
+	}
+	if c.MaxUnsent <= 0 {
+		c.MaxUnsent = DefaultMaxUnsent
+	}
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.AfterFunc == nil {
+		c.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	lg := c.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
 	s := &Server{
 		cfg:       c,
 		tokens:    newTokenTable(),
+		log:       lg,
+		sched:     newScheduler(c.Workers),
 		conns:     make(map[*conn]struct{}),
+		pending:   list.New(),
 		listeners: make(map[net.Listener]struct{}),
 		idle:      make(chan struct{}),
 		closing:   make(chan struct{}),
@@ -88,7 +152,7 @@ func New(c Config) *Server {
 		AfterFunc:   c.AfterFunc,
 		NotifyRate:  c.NotifyRate,
 		NotifyBurst: c.NotifyBurst,
-		OnSinkError: func(err error) { s.logf("%v", err) },
+		OnSinkError: func(err error) { s.log.Warn("sink failed", "err", err) },
 	})
 	return s
 }
@@ -96,20 +160,35 @@ func New(c Config) *Server {
 // Manager returns the relay.Manager behind the server.
 func (s *Server) Manager() *relay.Manager { return s.mgr }
 
-func (s *Server) logf(format string, args ...any) {
-	if s.cfg.Logf != nil {
-		s.cfg.Logf(format, args...)
+// Stats returns the counters of what the bounds dropped.
+func (s *Server) Stats() Stats {
+	return Stats{
+		PendingEvicted:       s.stats.pendingEvicted.Load(),
+		HelloTimeouts:        s.stats.helloTimeouts.Load(),
+		SlowPeers:            s.stats.slowPeers.Load(),
+		ConnLimited:          s.stats.connLimited.Load(),
+		RevokedClosed:        s.stats.revokedClosed.Load(),
+		NotificationsDropped: s.stats.notifyDropped.Load(),
 	}
+}
+
+func (s *Server) maxConnsPerChild() int { return s.cfg.MaxConnsPerChild }
+
+func (s *Server) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
 }
 
 // ErrServerClosed is returned by Serve after Shutdown.
 var ErrServerClosed = errors.New("service: server closed")
 
 // Serve accepts socket peers on l until Shutdown, which closes l. A socket
-// peer starts unauthenticated: it must send session.hello with a child
-// token (or the host token) within Config.HelloTimeout. Accept errors other than
-// l being closed are logged and retried after a pause (up to a second), as
-// a full file table is no reason to stop serving everyone else.
+// peer starts pending: it must send session.hello with a child token (or
+// the host token) within Config.HelloTimeout of accept, and at most
+// Config.MaxPending peers are pending at once. Accept errors other than l
+// being closed are logged and retried after a pause (up to a second).
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
 	if s.shutting {
@@ -136,7 +215,7 @@ func (s *Server) Serve(l net.Listener) error {
 				return err
 			}
 			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			s.logf("service: accept: %v; retrying in %v", err, pause)
+			s.log.Warn("accept failed; retrying", "err", err, "pause", pause)
 			select {
 			case <-time.After(pause):
 			case <-s.closing:
@@ -144,44 +223,22 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		pause = 0
+		c := s.newConn(nc, nc, false)
+		if !s.addPending(c) {
+			nc.Close()
+			continue
+		}
 		go func() {
 			defer nc.Close()
-			s.serve(nc, nc, nc, false)
+			s.serve(c, nc)
 		}()
 	}
 }
 
-// DefaultHelloTimeout is how long a socket peer may stay connected without
-// a successful session.hello, unless Config.HelloTimeout says otherwise.
-const DefaultHelloTimeout = 10 * time.Second
-
 // ServeHost serves the host on r and w (normally stdin and stdout) until r
 // ends or Shutdown. The stdio peer is the host without any hello.
 func (s *Server) ServeHost(r io.Reader, w io.Writer) error {
-	return s.serve(r, w, nil, true)
-}
-
-// deadliner is a connection whose blocked reads and writes Shutdown can
-// interrupt.
-type deadliner interface {
-	SetReadDeadline(time.Time) error
-	SetWriteDeadline(time.Time) error
-}
-
-func (s *Server) serve(r io.Reader, w io.Writer, nc net.Conn, host bool) error {
-	c := &conn{s: s, fr: newFrameReader(r), fixedHost: host,
-		out: make(chan []byte, outQueue), stop: make(chan struct{}), written: make(chan struct{})}
-	if nc != nil {
-		c.dl = nc
-		hello := s.cfg.HelloTimeout
-		if hello <= 0 {
-			hello = DefaultHelloTimeout
-		}
-		nc.SetReadDeadline(time.Now().Add(hello)) // cleared by a successful hello
-	}
-	if host {
-		c.role.Store(roleHost)
-	}
+	c := s.newConn(r, nil, true)
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
@@ -189,19 +246,77 @@ func (s *Server) serve(r io.Reader, w io.Writer, nc net.Conn, host bool) error {
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
-	go c.writer(w)
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, c)
+	return s.serve(c, w)
+}
+
+// addPending registers a new socket peer, closing the oldest pending one
+// when MaxPending are waiting, and starts its hello deadline.
+func (s *Server) addPending(c *conn) bool {
+	s.mu.Lock()
+	if s.shutting {
 		s.mu.Unlock()
-		c.finish() // every queued reply is out before the connection closes
-		if c.dl != nil {
-			// A peer that stopped reading gets a few seconds, not forever.
-			c.dl.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		return false
+	}
+	var evict *conn
+	if s.pending.Len() >= s.cfg.MaxPending {
+		evict = s.pending.Remove(s.pending.Front()).(*conn)
+		evict.pendingAt = nil
+	}
+	c.pendingAt = s.pending.PushBack(c)
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	if evict != nil {
+		s.stats.pendingEvicted.Add(1)
+		s.log.Info("closed the oldest connection waiting for its hello, to make room", "max_pending", s.cfg.MaxPending)
+		evict.kill()
+	}
+	stop := s.cfg.AfterFunc(s.cfg.HelloTimeout, func() {
+		s.mu.Lock()
+		late := c.pendingAt != nil
+		if late {
+			s.pending.Remove(c.pendingAt)
+			c.pendingAt = nil
 		}
-		<-c.written
-	}()
-	return c.loop()
+		s.mu.Unlock()
+		if late {
+			s.stats.helloTimeouts.Add(1)
+			s.log.Info("closed a connection without a hello at its deadline", "timeout", s.cfg.HelloTimeout)
+			c.kill()
+		}
+	})
+	c.mu.Lock()
+	c.stopHello = stop
+	c.mu.Unlock()
+	return true
+}
+
+// authenticated takes c out of the pending peers after a good hello.
+func (s *Server) authenticated(c *conn) {
+	s.mu.Lock()
+	if c.pendingAt != nil {
+		s.pending.Remove(c.pendingAt)
+		c.pendingAt = nil
+	}
+	s.mu.Unlock()
+	c.mu.Lock()
+	stop := c.stopHello
+	c.stopHello = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// forget removes an ended connection from the server's sets.
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	if c.pendingAt != nil {
+		s.pending.Remove(c.pendingAt)
+		c.pendingAt = nil
+	}
+	s.mu.Unlock()
+	s.authenticated(c) // stops the hello timer
 }
 
 // begin counts a request in flight, or reports false once shutting down.
@@ -250,9 +365,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
-		if c.dl != nil {
-			c.dl.SetReadDeadline(time.Now())
-			c.dl.SetWriteDeadline(grace)
+		if c.nc != nil {
+			c.nc.SetReadDeadline(time.Now())
+			c.nc.SetWriteDeadline(grace)
 		}
 	}
 	s.mu.Unlock()
@@ -273,191 +388,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// hostNotifier sends relay notifications to every host connection as
-// ui.notify. With no host connected the notification is not shown: its
-// parent message and status entry are what remain, as in print mode.
-type hostNotifier struct{ s *Server }
-
-func (h hostNotifier) Notify(n relay.Notification) error {
-	h.s.mu.Lock()
-	hosts := make([]*conn, 0, 1)
-	for c := range h.s.conns {
-		if c.role.Load() == roleHost {
-			hosts = append(hosts, c)
-		}
-	}
-	h.s.mu.Unlock()
-	var errs []error
-	for _, c := range hosts {
-		errs = append(errs, c.notify("ui.notify", uiNotify{Thread: n.Thread, Message: n.Text, NotifyType: string(n.Level)}))
-	}
-	return errors.Join(errs...)
-}
-
-// uiNotify is the params of the ui.notify notification (pi's notify request).
-type uiNotify struct {
-	Thread     string `json:"thread"`
-	Message    string `json:"message"`
-	NotifyType string `json:"notifyType"`
-}
-
-// roles of a connection.
-const (
-	roleNone int32 = iota
-	roleHost
-	roleChild
-)
-
-// conn is one peer. Its frames are read and handled in order by one
-// goroutine; a second one writes, so that a notification for a host that
-// is slow to read never blocks the child whose report raised it.
-type conn struct {
-	s         *Server
-	fr        *frameReader
-	dl        deadliner // nil for the stdio host
-	fixedHost bool
-	role      atomic.Int32
-	child     *binding // set by session.hello with a child token; loop goroutine only
-
-	out      chan []byte   // frames to write, newline included
-	stop     chan struct{} // closed by finish: write what is queued, then end
-	stopOnce sync.Once
-	written  chan struct{} // closed when the writer has ended
-}
-
-// outQueue is how many frames may wait for a slow peer. Replies wait for
-// room (back-pressure on that peer alone) until shutdown; notifications
-// are dropped.
-const outQueue = 1024
-
-// finish tells the writer to write what is queued and end. Frames queued
-// after it may be lost.
-func (c *conn) finish() { c.stopOnce.Do(func() { close(c.stop) }) }
-
-func (c *conn) writer(w io.Writer) {
-	defer close(c.written)
-	bw := bufio.NewWriterSize(w, 16<<10)
-	failed := false
-	write := func(b []byte) {
-		if failed {
-			return
-		}
-		_, err := bw.Write(b)
-		if err == nil && len(c.out) == 0 {
-			err = bw.Flush() // nothing else queued: send what we have in one write
-		}
-		if err != nil {
-			failed = true // from here on, frames are dropped: the peer is gone
-			c.s.logf("service: write: %v", err)
-		}
-	}
-	for {
-		select {
-		case b := <-c.out:
-			write(b)
-		case <-c.stop:
-			for {
-				select {
-				case b := <-c.out:
-					write(b)
-				default:
-					if !failed {
-						bw.Flush()
-					}
-					return
-				}
-			}
-		}
-	}
-}
-
-func (c *conn) loop() error {
-	for {
-		frame, err := c.fr.next()
-		if errors.Is(err, errFrameTooLarge) {
-			c.send(nullID, nil, errorf(CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped"))
-			continue
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) || c.isShutting() {
-				return nil
-			}
-			return err
-		}
-		if !c.s.begin() {
-			c.send(nullID, nil, errorf(CodeShuttingDown, "server is shutting down"))
-			return nil
-		}
-		c.handle(frame)
-		c.s.end()
-	}
-}
-
-func (c *conn) isShutting() bool {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return c.s.shutting
-}
-
-func (c *conn) handle(frame []byte) {
-	req, id, rerr := decodeRequest(frame)
-	if rerr != nil {
-		c.send(id, nil, rerr)
-		return
-	}
-	result, rerr := c.dispatch(req)
-	if req.ID == nil {
-		return // a notification gets no reply, not even an error
-	}
-	c.send(req.ID, result, rerr)
-}
-
-// send queues a reply. It waits for room, so a peer that does not read its
-// replies slows only itself, until shutdown, when the reply is dropped
-// instead (that peer was not reading it).
-func (c *conn) send(id json.RawMessage, result any, rerr *rpcError) {
-	resp := response{JSONRPC: "2.0", ID: id, Error: rerr}
-	if rerr == nil {
-		resp.Result = result
-	}
-	b, err := json.Marshal(resp)
-	if err != nil {
-		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorf(CodeInternal, "encoding the reply: %v", err)})
-	}
-	b = append(b, '\n')
-	select {
-	case c.out <- b:
-		return
-	default:
-	}
-	select {
-	case c.out <- b:
-	case <-c.s.closing:
-	case <-c.stop:
-	}
-}
-
-// errSlowPeer is returned when a notification is dropped because the peer
-// has not read the frames queued before it.
-var errSlowPeer = errors.New("service: peer is not reading; notification dropped")
-
-// notify queues a server-to-peer notification without ever waiting.
-func (c *conn) notify(method string, params any) error {
-	b, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
-	if err != nil {
-		return err
-	}
-	select {
-	case <-c.stop:
-		return nil // the connection is ending
-	default:
-	}
-	select {
-	case c.out <- append(b, '\n'):
-		return nil
-	default:
-		return errSlowPeer
-	}
 }

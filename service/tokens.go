@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/time/rate"
+
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -25,7 +27,21 @@ type binding struct {
 	path    string
 	token   string
 	revoked atomic.Bool
+	conns   map[*conn]struct{} // live connections holding the token; guarded by tokenTable.mu
+	// pace spaces out the reports of a child whose reports the gate is
+	// dropping (see conn.paceDropped); shared by its connections.
+	pace *rate.Limiter
 }
+
+// Pacing of dropped reports, per child token: after a burst of
+// PaceDroppedBurst dropped reports, the child's next frame is read no
+// sooner than 1/PaceDroppedRate after the previous dropped one. Admitted
+// reports are never paced, and the gate admits at most a few per window,
+// so pacing loses a flooding child nothing it would have delivered.
+const (
+	PaceDroppedRate  rate.Limit = 200
+	PaceDroppedBurst            = 50
+)
 
 // tokenTable maps tokens to bindings. It is keyed by the SHA-256 of the
 // token, so a lookup's timing depends on the digest, not on how many leading
@@ -42,7 +58,7 @@ func newTokenTable() *tokenTable {
 
 // bind records a new generation's token and revokes the path's previous one.
 func (t *tokenTable) bind(rt *relay.Runtime) *binding {
-	b := &binding{rt: rt, path: rt.Path(), token: NewToken()}
+	b := &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if old := t.byPath[rt.Path()]; old != nil {
@@ -77,12 +93,37 @@ func (t *tokenTable) revokePath(path string) *binding {
 	return b
 }
 
-// revokeLocked marks b revoked. The table keeps only a tombstone (path and
+// attach counts c as holding b, unless b already has max connections or
+// is revoked.
+func (t *tokenTable) attach(b *binding, c *conn, max int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b.revoked.Load() || len(b.conns) >= max {
+		return false
+	}
+	if b.conns == nil {
+		b.conns = make(map[*conn]struct{}, max)
+	}
+	b.conns[c] = struct{}{}
+	return true
+}
+
+// detach forgets that c holds b.
+func (t *tokenTable) detach(b *binding, c *conn) {
+	t.mu.Lock()
+	delete(b.conns, c)
+	t.mu.Unlock()
+}
+
+// revokeLocked marks b revoked and ends every connection holding it after
+// the request it has in flight. The table keeps only a tombstone (path and
 // token, no runtime), so a late hello is told "revoked" rather than
-// "unknown" at a cost of about 200 bytes per past generation; connections
-// bound to b keep it until they close.
+// "unknown" at a cost of about 200 bytes per past generation.
 func (t *tokenTable) revokeLocked(b *binding) {
 	b.revoked.Store(true)
+	for c := range b.conns {
+		c.revoke() // does not block: sets a flag and a read deadline
+	}
 	tomb := &binding{path: b.path, token: b.token}
 	tomb.revoked.Store(true)
 	t.byHash[sha256.Sum256([]byte(b.token))] = tomb

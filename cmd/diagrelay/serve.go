@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -20,7 +20,8 @@ import (
 )
 
 var serveHelp = help{
-	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print]",
+	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print]\n" +
+		"      [--max-pending N] [--max-conns-per-child N] [--log-format text|json]",
 	Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
 	Long: `
 Serves the host on stdin/stdout (--stdio) and children, and a host with the
@@ -50,6 +51,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	socket := fs.String("socket", "", "serve children (and a host with the host token) on this Unix socket `path` (mode 0600);\ndefault $XDG_RUNTIME_DIR/diagrelay.sock, else DIR/diagrelay.sock")
 	data := fs.String("data", defaultDataDir(), "`dir`ectory of the durable mailbox and host.token")
 	modeName := fs.String("mode", "rpc", "the parent session's mode: tui, rpc or print")
+	maxPending := fs.Int("max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
+	maxConns := fs.Int("max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
+	logFormat := fs.String("log-format", "text", "log to stderr as text or json (at most 10 lines/s)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -64,14 +68,25 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "diagrelay serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	case *maxPending < 1:
+		fmt.Fprintln(stderr, "diagrelay serve: --max-pending must be at least 1")
+		return 2
+	case *maxConns < 1:
+		fmt.Fprintln(stderr, "diagrelay serve: --max-conns-per-child must be at least 1")
+		return 2
+	case *logFormat != "text" && *logFormat != "json":
+		fmt.Fprintf(stderr, "diagrelay serve: --log-format %q is not text or json\n", *logFormat)
+		return 2
 	case !*stdio && *socket == "":
 		fmt.Fprintln(stderr, "diagrelay serve: --socket \"\" without --stdio serves no one: give --stdio, --socket PATH or both")
 		fs.Usage()
 		return 2
 	}
-	logger := log.New(stderr, "diagrelay: ", log.LstdFlags)
-	if err := serve(*stdio, *socket, *data, mode, stdin, stdout, logger); err != nil {
-		logger.Print(err)
+	logger := newLogger(stderr, *logFormat, time.Now)
+	opts := serveOptions{stdio: *stdio, socket: *socket, data: *data, mode: mode,
+		maxPending: *maxPending, maxConnsPerChild: *maxConns}
+	if err := serve(opts, stdin, stdout, logger); err != nil {
+		logger.Error(err.Error())
 		return 1
 	}
 	return 0
@@ -93,6 +108,25 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
+// newLogger logs to w as text or JSON, at most 10 lines per second of now
+// with "suppressed N lines" summaries: w may be the parent's terminal.
+func newLogger(w io.Writer, format string, now func() time.Time) *slog.Logger {
+	var h slog.Handler
+	if format == "json" {
+		h = slog.NewJSONHandler(w, nil)
+	} else {
+		h = slog.NewTextHandler(w, nil)
+	}
+	return slog.New(service.NewLimitHandler(h, 10, now))
+}
+
+type serveOptions struct {
+	stdio                        bool
+	socket, data                 string
+	mode                         relay.Mode
+	maxPending, maxConnsPerChild int
+}
+
 // defaultDataDir is $XDG_STATE_HOME/diagrelay, else ~/.local/state/diagrelay,
 // else ./diagrelay-data.
 func defaultDataDir() string {
@@ -105,7 +139,8 @@ func defaultDataDir() string {
 	return "diagrelay-data"
 }
 
-func serve(stdio bool, socket, data string, mode relay.Mode, stdin io.Reader, stdout io.Writer, logger *log.Logger) error {
+func serve(o serveOptions, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
+	stdio, socket, data, mode := o.stdio, o.socket, o.data, o.mode
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return err
 	}
@@ -119,7 +154,8 @@ func serve(stdio bool, socket, data string, mode relay.Mode, stdin io.Reader, st
 		return err
 	}
 
-	srv := service.New(service.Config{Mode: mode, Mailbox: store, HostToken: hostToken, Logf: logger.Printf})
+	srv := service.New(service.Config{Mode: mode, Mailbox: store, HostToken: hostToken, Logger: logger,
+		MaxPending: o.maxPending, MaxConnsPerChild: o.maxConnsPerChild})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -132,7 +168,7 @@ func serve(stdio bool, socket, data string, mode relay.Mode, stdin io.Reader, st
 		// Closing the listener (Shutdown does) removes the socket file;
 		// removing it by name later could delete a newer server's.
 		go func() { done <- srv.Serve(l) }()
-		logger.Printf("serving children on %s (mode %s, data %s)", socket, mode, data)
+		logger.Info("serving children", "socket", socket, "mode", string(mode), "data", data)
 	}
 	if stdio {
 		// A host that closes its end of stdout would otherwise kill the
@@ -147,7 +183,7 @@ func serve(stdio bool, socket, data string, mode relay.Mode, stdin io.Reader, st
 	var runErr error
 	select {
 	case <-ctx.Done():
-		logger.Print("signal: shutting down")
+		logger.Info("signal: shutting down")
 	case runErr = <-done:
 		if errors.Is(runErr, service.ErrServerClosed) {
 			runErr = nil

@@ -1,0 +1,341 @@
+package service
+
+import (
+	"bufio"
+	"container/list"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// roles of a connection.
+const (
+	roleNone int32 = iota
+	roleHost
+	roleChild
+)
+
+// conn is one peer. Its frames are read and handled in order by one
+// goroutine; a second one writes, so that a notification for a host that
+// is slow to read never blocks the child whose report raised it.
+type conn struct {
+	s         *Server
+	fr        *frameReader
+	nc        net.Conn // nil for the stdio host
+	fixedHost bool
+	role      atomic.Int32
+	child     *binding // set by session.hello with a child token; loop goroutine only
+
+	pendingAt *list.Element // in Server.pending until hello; guarded by Server.mu
+
+	mu        sync.Mutex
+	stopHello func() bool
+
+	qmu      sync.Mutex
+	queue    [][]byte      // frames to write, newline included; guarded by qmu
+	unsent   int           // bytes in queue or being written; guarded by qmu
+	wake     chan struct{} // (1) something was queued
+	room     chan struct{} // (1) the writer took the queue
+	stop     chan struct{} // closed by finish: write what is queued, then end
+	stopOnce sync.Once
+	gone     chan struct{} // closed by kill: the peer is disconnected
+	goneOnce sync.Once
+	revoked  atomic.Bool   // its token was revoked: end after the request in flight
+	unpause  chan struct{} // closed by revoke: a paced connection stops waiting
+	pause    time.Duration // wait this long before the next frame; loop goroutine only
+	written  chan struct{} // closed when the writer has ended
+}
+
+func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
+	c := &conn{s: s, fr: newFrameReader(r), nc: nc, fixedHost: host,
+		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
+		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
+	if host {
+		c.role.Store(roleHost)
+	}
+	return c
+}
+
+// serve runs c until its input ends, it is killed or revoked, or Shutdown.
+func (s *Server) serve(c *conn, w io.Writer) error {
+	go c.writer(w)
+	defer func() {
+		s.forget(c)
+		c.unbind()
+		c.finish() // every queued reply is out before the connection closes
+		if c.nc != nil {
+			// A peer that stopped reading gets a few seconds, not forever.
+			c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		}
+		<-c.written
+	}()
+	return c.loop()
+}
+
+// kill disconnects the peer now: its blocked reads and writes fail.
+func (c *conn) kill() {
+	c.goneOnce.Do(func() {
+		close(c.gone)
+		if c.nc != nil {
+			c.nc.Close()
+		}
+	})
+}
+
+// revoke ends the connection after the request in flight: a blocked read
+// is woken, and the loop stops before reading another frame.
+func (c *conn) revoke() {
+	if c.revoked.Swap(true) {
+		return
+	}
+	c.s.stats.revokedClosed.Add(1)
+	close(c.unpause)
+	if c.nc != nil {
+		c.nc.SetReadDeadline(time.Now())
+	}
+}
+
+// unbind detaches the connection from its child token, if any.
+func (c *conn) unbind() {
+	if c.child != nil {
+		c.s.tokens.detach(c.child, c)
+		c.child = nil
+	}
+}
+
+// finish tells the writer to write what is queued and end. Frames queued
+// after it may be lost.
+func (c *conn) finish() { c.stopOnce.Do(func() { close(c.stop) }) }
+
+func (c *conn) writer(w io.Writer) {
+	defer close(c.written)
+	bw := bufio.NewWriterSize(w, 16<<10)
+	failed := false
+	for {
+		stopping := false
+		select {
+		case <-c.wake:
+		case <-c.stop:
+			stopping = true
+		}
+		c.qmu.Lock()
+		batch := c.queue
+		c.queue = nil
+		c.qmu.Unlock()
+		n := 0
+		for _, b := range batch {
+			n += len(b)
+			if failed {
+				continue
+			}
+			if _, err := bw.Write(b); err != nil {
+				failed = true
+			}
+		}
+		if !failed && len(batch) > 0 {
+			if err := bw.Flush(); err != nil {
+				failed = true // from here on, frames are dropped: the peer is gone
+				if c.fixedHost {
+					c.s.log.Warn("writing to the host failed", "err", err)
+				} else {
+					c.s.log.Debug("writing to a socket peer failed", "err", err)
+				}
+			}
+		}
+		c.qmu.Lock()
+		c.unsent -= n
+		c.qmu.Unlock()
+		select {
+		case c.room <- struct{}{}:
+		default:
+		}
+		if stopping {
+			c.qmu.Lock()
+			empty := len(c.queue) == 0
+			c.qmu.Unlock()
+			if empty {
+				return
+			}
+		}
+	}
+}
+
+func (c *conn) loop() error {
+	for {
+		if c.revoked.Load() || c.isGone() {
+			return nil
+		}
+		frame, err := c.fr.next()
+		if errors.Is(err, errFrameTooLarge) {
+			c.send(encodeReply(nullID, nil, errorf(CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) || c.isShutting() || c.revoked.Load() || c.isGone() {
+				return nil
+			}
+			return err
+		}
+		if !c.s.begin() {
+			c.send(encodeReply(nullID, nil, errorf(CodeShuttingDown, "server is shutting down")))
+			return nil
+		}
+		// The reply is queued after the slot is given back: waiting for a
+		// host that does not read must not hold up anyone else.
+		c.s.sched.acquire()
+		reply := c.handle(frame)
+		c.s.sched.release()
+		if reply != nil {
+			c.send(reply)
+		}
+		c.s.end()
+		if c.pause > 0 {
+			c.wait(c.pause)
+			c.pause = 0
+		}
+	}
+}
+
+// paceDropped is told that the gate dropped one of this child's reports:
+// past the burst, the connection waits before its next frame, so that a
+// flooding child spends the server's time at a bounded rate however fast
+// it writes. The wait is outside the scheduler's slots.
+func (c *conn) paceDropped() {
+	now := c.s.now()
+	if d := c.child.pace.ReserveN(now, 1).DelayFrom(now); d > 0 {
+		c.pause = d
+	}
+}
+
+// wait pauses the loop for d, or until the connection ends.
+func (c *conn) wait(d time.Duration) {
+	done := make(chan struct{})
+	stop := c.s.cfg.AfterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+	case <-c.unpause:
+		stop()
+	case <-c.gone:
+		stop()
+	case <-c.s.closing:
+		stop()
+	}
+}
+
+func (c *conn) isGone() bool {
+	select {
+	case <-c.gone:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *conn) isShutting() bool {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.s.shutting
+}
+
+// handle runs one frame and returns its encoded reply, or nil for a
+// notification.
+func (c *conn) handle(frame []byte) []byte {
+	req, id, rerr := decodeRequest(frame)
+	if rerr != nil {
+		return encodeReply(id, nil, rerr)
+	}
+	result, rerr := c.dispatch(req)
+	if req.ID == nil {
+		return nil // a notification gets no reply, not even an error
+	}
+	return encodeReply(req.ID, result, rerr)
+}
+
+// encodeReply encodes a response line. Every string in it is valid UTF-8
+// (the frame was checked, and encoding/json replaces invalid bytes), so
+// the line is valid UTF-8 JSON.
+func encodeReply(id json.RawMessage, result any, rerr *rpcError) []byte {
+	resp := response{JSONRPC: "2.0", ID: id, Error: rerr}
+	if rerr == nil {
+		resp.Result = result
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorf(CodeInternal, "the reply could not be encoded")})
+	}
+	return append(b, '\n')
+}
+
+// push queues b unless that would pass Config.MaxUnsent, and reports
+// whether it did. An empty queue always takes b.
+func (c *conn) push(b []byte) bool {
+	c.qmu.Lock()
+	if c.unsent > 0 && c.unsent+len(b) > c.s.cfg.MaxUnsent {
+		c.qmu.Unlock()
+		return false
+	}
+	c.unsent += len(b)
+	c.queue = append(c.queue, b)
+	c.qmu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// send queues a reply. A socket peer whose unsent replies would pass
+// Config.MaxUnsent is disconnected; the host waits for room instead, until
+// it is gone or shutdown (then the reply is dropped: it was not reading).
+func (c *conn) send(b []byte) {
+	for !c.push(b) {
+		if c.isGone() {
+			return
+		}
+		if c.nc != nil {
+			c.s.stats.slowPeers.Add(1)
+			c.s.log.Info("disconnected a socket peer that does not read its replies", "limit", c.s.cfg.MaxUnsent)
+			c.kill()
+			return
+		}
+		select {
+		case <-c.room:
+		case <-c.s.closing:
+			return
+		case <-c.stop:
+			return
+		case <-c.gone:
+			return
+		}
+	}
+}
+
+// errSlowPeer is returned when a notification is dropped because the peer
+// has not read the frames queued before it.
+var errSlowPeer = errors.New("service: host is not reading; notification dropped")
+
+// notify queues a server-to-peer notification without ever waiting: over
+// Config.MaxUnsent it is dropped and counted (Stats.NotificationsDropped),
+// never a reason to disconnect.
+func (c *conn) notify(method string, params any) error {
+	b, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.stop:
+		return nil // the connection is ending
+	case <-c.gone:
+		return nil
+	default:
+	}
+	if !c.push(append(b, '\n')) {
+		c.s.stats.notifyDropped.Add(1)
+		return errSlowPeer
+	}
+	return nil
+}

@@ -1,0 +1,345 @@
+package service
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Limits of a frame (docs/protocol.md, "Frames").
+const (
+	// MaxDepth is the deepest nesting of objects and arrays in a frame; the
+	// request object itself is level 1.
+	MaxDepth = 64
+	// MaxIDBytes is the longest string id, in bytes once decoded.
+	MaxIDBytes = 256
+)
+
+// Frames are checked with jsontext, the tokenizer of go-json-experiment/json
+// (the candidate encoding/json/v2): it implements RFC 8259 exactly and
+// refuses invalid UTF-8, and walking its tokens lets the service stop at
+// MaxDepth and find a repeated name with its place (envelope or params)
+// in one pass, without building a tree. Params are then decoded with its
+// Unmarshal, which matches names case-sensitively and refuses duplicates.
+
+var (
+	errDepth     = errors.New("nesting too deep")
+	errDuplicate = errors.New("duplicate member")
+)
+
+// scanner walks one frame's tokens.
+type scanner struct {
+	d       *jsontext.Decoder
+	dupName string // the first repeated name inside params
+}
+
+// value reads one value whose enclosing containers number depth.
+func (s *scanner) value(depth int, inParams bool) error {
+	switch s.d.PeekKind() {
+	case '{':
+		if depth+1 > MaxDepth {
+			return errDepth
+		}
+		if _, err := s.d.ReadToken(); err != nil {
+			return err
+		}
+		var seen names
+		for s.d.PeekKind() != '}' {
+			tok, err := s.d.ReadToken()
+			if err != nil {
+				return err
+			}
+			if name := tok.String(); seen.add(name) && inParams && s.dupName == "" {
+				s.dupName = name
+			}
+			if err := s.value(depth+1, inParams); err != nil {
+				return err
+			}
+		}
+		_, err := s.d.ReadToken()
+		return err
+	case '[':
+		if depth+1 > MaxDepth {
+			return errDepth
+		}
+		if _, err := s.d.ReadToken(); err != nil {
+			return err
+		}
+		for s.d.PeekKind() != ']' {
+			if err := s.value(depth+1, inParams); err != nil {
+				return err
+			}
+		}
+		_, err := s.d.ReadToken()
+		return err
+	default: // a scalar, or 0 when the input is broken: ReadToken says how
+		_, err := s.d.ReadToken()
+		return err
+	}
+}
+
+// names is the set of member names of one object; small objects use a
+// slice, large ones a map.
+type names struct {
+	list []string
+	set  map[string]struct{}
+}
+
+// add records name and reports whether it was already there.
+func (n *names) add(name string) bool {
+	if n.set != nil {
+		_, dup := n.set[name]
+		n.set[name] = struct{}{}
+		return dup
+	}
+	for _, x := range n.list {
+		if x == name {
+			return true
+		}
+	}
+	n.list = append(n.list, name)
+	if len(n.list) > 16 {
+		n.set = make(map[string]struct{}, 32)
+		for _, x := range n.list {
+			n.set[x] = struct{}{}
+		}
+		n.list = nil
+	}
+	return false
+}
+
+// decodeRequest checks one frame strictly. On failure it returns the error
+// to send and the id to send it with: null unless the envelope was sound
+// and its id valid.
+func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
+	if !utf8.Valid(frame) {
+		return nil, nullID, errorf(CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
+	}
+	trimmed := bytes.TrimSpace(frame)
+	if len(trimmed) == 0 {
+		return nil, nullID, errorf(CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
+	}
+	d := jsontext.NewDecoder(bytes.NewReader(trimmed), jsontext.AllowDuplicateNames(true))
+	s := scanner{d: d}
+	switch d.PeekKind() {
+	case '[':
+		return nil, nullID, errorf(CodeInvalidRequest, "batches are not supported: send one request object per line")
+	case '{':
+	default:
+		if err := s.value(0, false); err != nil {
+			return nil, nullID, syntaxError(err)
+		}
+		if err := atEnd(d); err != nil {
+			return nil, nullID, err
+		}
+		return nil, nullID, errorf(CodeInvalidRequest, "a frame must be one JSON-RPC request object")
+	}
+	d.ReadToken() // '{', known good
+	var (
+		req                  request
+		seen                 names
+		envDup, unknown      string
+		rawID                jsontext.Value
+		hasID, badID         bool
+		version              string
+		badVersion, badMeth  bool
+		hasVersion, hasMeth  bool
+		paramsStart, paramsN int64
+	)
+	for d.PeekKind() != '}' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, nullID, syntaxError(err)
+		}
+		name := tok.String()
+		if seen.add(name) && envDup == "" {
+			envDup = name
+		}
+		kind := d.PeekKind()
+		switch name {
+		case "jsonrpc", "method":
+			if kind == '"' {
+				tok, err := d.ReadToken()
+				if err != nil {
+					return nil, nullID, syntaxError(err)
+				}
+				if name == "jsonrpc" {
+					version, hasVersion = tok.String(), true
+				} else {
+					req.Method, hasMeth = tok.String(), true
+				}
+				continue
+			}
+			if name == "jsonrpc" {
+				badVersion = true
+			} else {
+				badMeth = true
+			}
+		case "id":
+			hasID = true
+			if kind == '"' || kind == '0' || kind == 'n' {
+				v, err := d.ReadValue()
+				if err != nil {
+					return nil, nullID, syntaxError(err)
+				}
+				rawID = bytes.Clone(v)
+				continue
+			}
+			badID = true
+		case "params":
+			paramsStart = d.InputOffset()
+			if err := s.value(1, true); err != nil {
+				return nil, nullID, syntaxError(err)
+			}
+			paramsN = d.InputOffset()
+			req.Params = bytes.TrimLeft(trimmed[paramsStart:paramsN], " \t\r\n:")
+			continue
+		default:
+			if unknown == "" {
+				unknown = name
+			}
+		}
+		if err := s.value(1, false); err != nil {
+			return nil, nullID, syntaxError(err)
+		}
+	}
+	d.ReadToken() // '}'
+	if err := atEnd(d); err != nil {
+		return nil, nullID, err
+	}
+
+	switch {
+	case envDup != "":
+		return nil, nullID, errorf(CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
+	case badID || (hasID && !validID(rawID)):
+		return nil, nullID, errorf(CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
+	}
+	if hasID {
+		req.ID = json.RawMessage(rawID)
+	}
+	id := orNull(req.ID)
+	switch {
+	case unknown != "":
+		return nil, id, errorf(CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", quoteName(unknown))
+	case badVersion || !hasVersion || version != "2.0":
+		return nil, id, errorf(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+	case badMeth || !hasMeth || req.Method == "":
+		return nil, id, errorf(CodeInvalidRequest, `"method" must be a non-empty string`)
+	case s.dupName != "":
+		return nil, id, errorf(CodeInvalidParams, "params: member %s appears twice in an object", quoteName(s.dupName))
+	}
+	return &req, id, nil
+}
+
+// atEnd checks that nothing but whitespace follows the frame's value.
+func atEnd(d *jsontext.Decoder) *rpcError {
+	if _, err := d.ReadToken(); err != io.EOF {
+		return errorf(CodeParseError, "malformed JSON: one JSON value per line")
+	}
+	return nil
+}
+
+// syntaxError turns a scan failure into the reply's error, naming the byte
+// offset but nothing of the decoder's own wording.
+func syntaxError(err error) *rpcError {
+	if errors.Is(err, errDepth) {
+		return errorf(CodeInvalidRequest, "nesting too deep: at most %d levels of objects and arrays", MaxDepth)
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return errorf(CodeParseError, "malformed JSON at byte %d", se.ByteOffset)
+	}
+	return errorf(CodeParseError, "malformed JSON: the frame ends inside a value")
+}
+
+// validID accepts a string of at most MaxIDBytes, an integer that fits in
+// 64 bits, or null. raw is a complete, valid JSON value.
+func validID(raw jsontext.Value) bool {
+	switch raw.Kind() {
+	case 'n':
+		return true
+	case '"':
+		var s string
+		return jsonv2.Unmarshal(raw, &s) == nil && len(s) <= MaxIDBytes
+	case '0':
+		if bytes.ContainsAny(raw, ".eE") {
+			return false
+		}
+		_, err := strconv.ParseInt(string(raw), 10, 64)
+		return err == nil
+	}
+	return false
+}
+
+// quoteName quotes a member name from the peer for an error message:
+// ASCII only and at most about 40 bytes of it.
+func quoteName(s string) string {
+	const max = 40
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return strconv.QuoteToASCII(s[:cut]) + "..."
+	}
+	return strconv.QuoteToASCII(s)
+}
+
+// decodeParams fills v, a pointer to one of the params structs of wire.go,
+// from an object; absent or null params count as {}. Errors name the
+// field and what it must be, never a Go type.
+func decodeParams(raw []byte, v any) *rpcError {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	if raw[0] != '{' {
+		return errorf(CodeInvalidParams, "params must be an object")
+	}
+	if err := jsonv2.Unmarshal(raw, v); err != nil {
+		return errorf(CodeInvalidParams, "params: %s", describe(err))
+	}
+	return nil
+}
+
+// describe says which field of the params is wrong and what it must be.
+func describe(err error) string {
+	var se *jsonv2.SemanticError
+	if !errors.As(err, &se) || se.JSONPointer == "" {
+		return "not the expected object"
+	}
+	segs := strings.Split(strings.TrimPrefix(string(se.JSONPointer), "/"), "/")
+	field := "field " + quoteName(segs[0])
+	if len(segs) > 1 {
+		field += " at " + quoteName("/"+strings.Join(segs[1:], "/"))
+	}
+	want := "of another type"
+	if se.GoType != nil {
+		t := se.GoType
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.String:
+			want = "a string"
+		case reflect.Int, reflect.Int64, reflect.Int32:
+			want = "an integer in range"
+		case reflect.Uint64, reflect.Uint, reflect.Uint32:
+			want = "a non-negative integer in range"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Slice:
+			want = "an array"
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		}
+	}
+	return field + " must be " + want
+}

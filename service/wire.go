@@ -1,0 +1,180 @@
+package service
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/mailbox"
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+// This file is the wire: every params and result shape the service reads
+// or writes, and the only JSON tags behind them. The relay, mailbox and
+// capability types carry none, so renaming one of their fields cannot
+// change the protocol. The contract is docs/protocol.md.
+
+// response is an outgoing reply. ID is the request's id, already checked
+// (a string of at most MaxIDBytes, an integer or null) and re-encoded.
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+// notification is a server-to-host message, such as ui.notify.
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+// rpcError is a JSON-RPC error object; it is also a Go error. Message
+// names a field or a rule, never a host path or an internal error.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// Params. Absent params count as {}; members not named here are ignored.
+
+type helloParams struct {
+	Token string `json:"token"`
+}
+
+type openParams struct {
+	Path   string `json:"path"`
+	Parent string `json:"parent"`
+	Owner  string `json:"owner"`
+}
+
+type pathParams struct {
+	Path string `json:"path"`
+}
+
+type readParams struct {
+	Recipient string `json:"recipient"`
+	Limit     *int   `json:"limit"`
+}
+
+type ackParams struct {
+	Recipient string    `json:"recipient"`
+	IDs       *[]uint64 `json:"ids"`
+}
+
+// reportParams are a child's report. Pointers tell absent or null from "".
+type reportParams struct {
+	Level   *string `json:"level"`
+	Message *string `json:"message"`
+	Source  *string `json:"source"`
+}
+
+// Results.
+
+type emptyResult struct{}
+
+type hostHelloResult struct {
+	Role string `json:"role"` // "host"
+}
+
+type childHelloResult struct {
+	Role       string `json:"role"` // "child"
+	Path       string `json:"path"`
+	Generation uint64 `json:"generation"`
+}
+
+type openResult struct {
+	Path       string `json:"path"`
+	Token      string `json:"token"`
+	Generation uint64 `json:"generation"`
+}
+
+type statusResult struct {
+	Path        string             `json:"path"`
+	Parent      string             `json:"parent"`
+	Owner       string             `json:"owner"`
+	Open        bool               `json:"open"`
+	Generation  uint64             `json:"generation"`
+	Diagnostics []diagnosticResult `json:"diagnostics"`
+	Dropped     droppedResult      `json:"dropped"`
+}
+
+type diagnosticResult struct {
+	Level   string    `json:"level"`
+	Source  string    `json:"source"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+type droppedResult struct {
+	Duplicate int `json:"duplicate"`
+	Rate      int `json:"rate"`
+	Cap       int `json:"cap"`
+	Invalid   int `json:"invalid"`
+}
+
+type readResult struct {
+	Messages []messageResult `json:"messages"`
+}
+
+type messageResult struct {
+	ID        uint64    `json:"id"`
+	Recipient string    `json:"recipient"`
+	From      string    `json:"from"`
+	Text      string    `json:"text"`
+	Level     string    `json:"level"`
+	Source    string    `json:"source"`
+	Message   string    `json:"message"`
+	At        time.Time `json:"at"`
+}
+
+type ackResult struct {
+	Acked int `json:"acked"`
+}
+
+type probeResult struct {
+	Version  string `json:"version"`
+	Protocol int    `json:"protocol"`
+}
+
+// uiNotify is the params of the ui.notify notification (pi's notify
+// request). Thread is "" for the summary of notifications held back by the
+// host-wide limit.
+type uiNotify struct {
+	Thread     string `json:"thread"`
+	Message    string `json:"message"`
+	NotifyType string `json:"notifyType"`
+}
+
+// Mappings from the library's types to the wire.
+
+func wireStatus(s relay.Status) statusResult {
+	r := statusResult{
+		Path: s.Path, Parent: s.Parent, Owner: s.Owner, Open: s.Open, Generation: s.Generation,
+		Diagnostics: make([]diagnosticResult, len(s.Diagnostics)),
+		Dropped: droppedResult{Duplicate: s.Dropped.Duplicate, Rate: s.Dropped.Rate,
+			Cap: s.Dropped.Cap, Invalid: s.Dropped.Invalid},
+	}
+	for i, d := range s.Diagnostics {
+		r.Diagnostics[i] = diagnosticResult{Level: string(d.Level), Source: d.Source, Message: d.Message, At: d.At}
+	}
+	return r
+}
+
+func wireMessages(es []mailbox.Entry) readResult {
+	r := readResult{Messages: make([]messageResult, len(es))}
+	for i, e := range es {
+		r.Messages[i] = messageResult{ID: e.ID, Recipient: e.Recipient, From: e.From, Text: e.Text,
+			Level: string(e.Level), Source: e.Source, Message: e.Message, At: e.At}
+	}
+	return r
+}
+
+func wireProbe(c capability.Capability) probeResult {
+	return probeResult{Version: c.Version, Protocol: c.Protocol}
+}
+
+func wireNotify(n relay.Notification) uiNotify {
+	return uiNotify{Thread: n.Thread, Message: n.Text, NotifyType: string(n.Level)}
+}
