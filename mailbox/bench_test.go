@@ -99,7 +99,7 @@ func BenchmarkStoreRead(b *testing.B) {
 // record per call, for comparison with BenchmarkStorePost.
 func BenchmarkBoltBatchBaseline(b *testing.B) {
 	m := msg("/root", "/root/x", "bench", 0)
-	rec := encodeRecord(nil, &m)
+	rec := encodeRecordV1(nil, &m)
 	for _, delay := range []time.Duration{0, time.Millisecond, 10 * time.Millisecond} {
 		for _, posters := range []int{1, 64} {
 			b.Run(fmt.Sprintf("delay=%v/posters=%d", delay, posters), func(b *testing.B) {

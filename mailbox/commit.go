@@ -29,8 +29,9 @@ type committer struct {
 }
 
 type write struct {
-	fn   func(*bolt.Tx) error // may run twice: see Store.runBatch
-	done chan error           // 1 slot: the result, or errLead
+	fn    func(*bolt.Tx) error // may run twice: see Store.runBatch
+	check func(*bolt.Tx) error // nil, or run in a read transaction after the commit
+	done  chan error           // 1 slot: the result, or errLead
 }
 
 // errLead tells a queued writer that it is now the leader. It never
@@ -40,7 +41,15 @@ var errLead = errors.New("mailbox: internal: lead the next commit")
 // do runs fn in a committed write transaction shared with other writers
 // and returns fn's result (or the commit's).
 func (c *committer) do(s *Store, fn func(*bolt.Tx) error) error {
-	w := &write{fn: fn, done: make(chan error, 1)}
+	return c.doChecked(s, fn, nil)
+}
+
+// doChecked is do, and then, if the commit succeeded and check is not nil,
+// check's result: check runs in a read transaction begun after the commit
+// (one for the whole batch), before any later commit, so it sees the file
+// as that commit left it.
+func (c *committer) doChecked(s *Store, fn, check func(*bolt.Tx) error) error {
+	w := &write{fn: fn, check: check, done: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, w)
 	if c.leading {
@@ -92,6 +101,7 @@ func (s *Store) runBatch(batch []*write) []error {
 	})
 	if err == nil {
 		s.nCommits.Add(1)
+		s.readBack(batch, errs)
 		return errs
 	}
 	if len(batch) == 1 {
@@ -101,7 +111,35 @@ func (s *Store) runBatch(batch []*write) []error {
 	for i, w := range batch {
 		if errs[i] = s.update(w.fn); errs[i] == nil {
 			s.nCommits.Add(1)
+			s.readBack(batch[i:i+1], errs[i:i+1])
 		}
 	}
 	return errs
+}
+
+// readBack runs the checks of a committed batch in one read transaction
+// and records their failures in errs.
+func (s *Store) readBack(batch []*write, errs []error) {
+	checked := false
+	for _, w := range batch {
+		checked = checked || w.check != nil
+	}
+	if !checked {
+		return
+	}
+	err := s.view(func(tx *bolt.Tx) error {
+		for i, w := range batch {
+			if w.check != nil {
+				errs[i] = w.check(tx)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for i, w := range batch {
+			if w.check != nil && errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,7 +108,7 @@ func TestStoreCloseWaitsForPosts(t *testing.T) {
 	}
 	wg.Wait()
 	s = openStore(t, path)
-	if got := len(mustRead(t, s, "/root", MaxReadLimit)); got != stored {
+	if got := countEntries(t, s, "/root"); got != stored {
 		t.Fatalf("%d in the file, %d Posts returned nil", got, stored)
 	}
 }
@@ -156,19 +157,20 @@ func TestStoreOpenErrors(t *testing.T) {
 	db.Close()
 	future := filepath.Join(dir, "future.db")
 	s := openStore(t, future)
-	if err := s.update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("diagrelay-mailbox/2")) }); err != nil {
+	if err := s.update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("diagrelay-mailbox/3")) }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 
 	for _, c := range []struct{ path, want string }{
 		{write("text.db", bytes.Repeat([]byte("not a database\n"), 2000)), "not a bbolt file"},
-		{write("short.db", []byte("tiny")), "mailbox: open"},
+		{write("short.db", []byte("tiny")), "not a bbolt file"},
 		{write("zeros.db", make([]byte, 64<<10)), "not a bbolt file"},
+		{write("empty.db", nil), "the file is empty"},
 		{otherBolt, "not a diagrelay mailbox"},
 		{future, "unsupported mailbox format"},
 		{dir, "mailbox: open"},
-		{filepath.Join(dir, "missing", "mailbox.db"), "mailbox: open"},
+		{filepath.Join(dir, "missing", "mailbox.db"), "mailbox: create"},
 	} {
 		s, err := Open(c.path, WithLockTimeout(0))
 		if err == nil {
@@ -181,10 +183,15 @@ func TestStoreOpenErrors(t *testing.T) {
 		}
 	}
 
-	// An empty file (as left by a crash before the first write) becomes a
-	// new mailbox.
-	empty := write("empty.db", nil)
-	mustPost(t, openStore(t, empty), msg("/root", "/root/x", "m", 0))
+	// An empty bbolt file (the first edition left one when it crashed
+	// while creating a mailbox) holds nothing and becomes a mailbox.
+	emptyBolt := filepath.Join(dir, "emptybolt.db")
+	db, err = bolt.Open(emptyBolt, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	mustPost(t, openStore(t, emptyBolt), msg("/root", "/root/x", "m", 0))
 }
 
 func TestStoreFileMode(t *testing.T) {
@@ -199,29 +206,34 @@ func TestStoreFileMode(t *testing.T) {
 	}
 }
 
-// Damaged records give errors wrapping ErrCorrupt, never a panic, and do
-// not stop Ack from removing them.
+// A damaged record is quarantined: ReadPage serves the others and names it
+// in Damaged, Read skips it, and Ack removes it. A key that is no id is
+// passed over.
 func TestStoreCorruptRecords(t *testing.T) {
 	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
-	mustPost(t, s, msg("/root", "/root/x", "good", 0))
-	good := mustRead(t, s, "/root", 0)[0]
-	rec := encodeRecord(nil, &good.ParentMessage)
-	for name, bad := range map[string]func(tx *bolt.Tx) error{
-		"truncated record": func(tx *bolt.Tx) error {
-			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(good.ID), rec[:len(rec)-3])
-		},
-		"other recipient's record": func(tx *bolt.Tx) error {
-			m := good.ParentMessage
+	postMany(t, s, "/root", 3)
+	entries := mustRead(t, s, "/root", 0)
+	bad := entries[1]
+	rec := encodeRecord(bad.ID, &bad.ParentMessage)
+	for name, tc := range map[string]struct {
+		damage  func(b *bolt.Bucket) error
+		damaged []uint64
+	}{
+		"truncated record": {func(b *bolt.Bucket) error { return b.Put(idKey(bad.ID), rec[:len(rec)-3]) }, []uint64{bad.ID}},
+		"edited text": {func(b *bolt.Bucket) error {
+			return b.Put(idKey(bad.ID), bytes.Replace(rec, []byte("untrusted"), []byte("TRUSTED!!"), 1))
+		}, []uint64{bad.ID}},
+		"other recipient's record": {func(b *bolt.Bucket) error {
+			m := bad.ParentMessage
 			m.Recipient = "/k"
-			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(good.ID), encodeRecord(nil, &m))
-		},
-		"short key": func(tx *bolt.Tx) error {
-			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put([]byte{1}, rec)
-		},
-		"nested bucket": func(tx *bolt.Tx) error {
-			_, err := tx.Bucket(recipientsBucket).Bucket([]byte("/root")).CreateBucket([]byte("\x00"))
+			return b.Put(idKey(bad.ID), encodeRecord(bad.ID, &m))
+		}, []uint64{bad.ID}},
+		"record of another id": {func(b *bolt.Bucket) error { return b.Put(idKey(bad.ID), encodeRecord(bad.ID+1, &bad.ParentMessage)) }, []uint64{bad.ID}},
+		"short key":            {func(b *bolt.Bucket) error { return b.Put([]byte{1}, rec) }, []uint64{}},
+		"nested bucket": {func(b *bolt.Bucket) error {
+			_, err := b.CreateBucket([]byte("\x00\x00\x00\x00\x00\x00\x00\x09"))
 			return err
-		},
+		}, []uint64{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := s.update(func(tx *bolt.Tx) error {
@@ -236,19 +248,41 @@ func TestStoreCorruptRecords(t *testing.T) {
 						return err
 					}
 				}
-				if err := b.Put(idKey(good.ID), rec); err != nil {
-					return err
+				for _, e := range entries {
+					if err := b.Put(idKey(e.ID), encodeRecord(e.ID, &e.ParentMessage)); err != nil {
+						return err
+					}
 				}
-				return bad(tx)
+				return tc.damage(b)
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Read("/root", 0); !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("Read: %v, want ErrCorrupt", err)
+			p, err := s.ReadPage("/root", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := entries
+			if len(tc.damaged) > 0 {
+				want = []Entry{entries[0], entries[2]}
+			}
+			if fmt.Sprint(ids(p.Messages)) != fmt.Sprint(ids(want)) || fmt.Sprint(p.Damaged) != fmt.Sprint(tc.damaged) {
+				t.Fatalf("ReadPage: messages %v, damaged %v; want %v, %v", ids(p.Messages), p.Damaged, ids(want), tc.damaged)
+			}
+			if es := mustRead(t, s, "/root", 0); fmt.Sprint(ids(es)) != fmt.Sprint(ids(want)) {
+				t.Fatalf("Read: %v", ids(es))
 			}
 		})
 	}
-	mustAck(t, s, "/root", []uint64{good.ID}, 1)
+	// The last state has no damaged record; damage one and ack it.
+	if err := s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(bad.ID), rec[:5])
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustAck(t, s, "/root", []uint64{bad.ID}, 1)
+	if p, err := s.ReadPage("/root", 0); err != nil || len(p.Damaged) != 0 || len(p.Messages) != 2 {
+		t.Fatalf("after acking the damaged id: %+v, %v", p, err)
+	}
 }
 
 // The Store must not panic or crash on a file whose pages are damaged.
@@ -423,4 +457,19 @@ func TestStoreAckWithoutMatchDoesNotWrite(t *testing.T) {
 	if before.Acked != 1 || before.Posts != 1 {
 		t.Fatalf("stats %+v", before)
 	}
+}
+
+// countEntries counts recipient's entries, however many there are.
+func countEntries(t testing.TB, s *Store, recipient string) int {
+	t.Helper()
+	n := 0
+	if err := s.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(recipientsBucket).Bucket([]byte(recipient)); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
