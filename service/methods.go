@@ -12,9 +12,6 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// MaxReadLimit is the most messages one mailbox.read returns, and its default.
-const MaxReadLimit = 1000
-
 // method is one JSON-RPC method; role says who may call it.
 type method struct {
 	role int32 // roleHost, roleChild, or roleNone for anyone
@@ -228,20 +225,23 @@ func (c *conn) mailboxRead(raw json.RawMessage) (any, *rpcError) {
 	if e := pathParam("recipient", p.Recipient); e != nil {
 		return nil, e
 	}
-	limit := MaxReadLimit
+	limit := mailbox.MaxReadLimit
 	if p.Limit != nil {
-		if *p.Limit < 1 || *p.Limit > MaxReadLimit {
-			return nil, errorf(CodeInvalidParams, "params: field \"limit\" must be 1 to %d", MaxReadLimit)
+		if *p.Limit < 1 || *p.Limit > mailbox.MaxReadLimit {
+			return nil, errorf(CodeInvalidParams, "params: field \"limit\" must be 1 to %d", mailbox.MaxReadLimit)
 		}
 		limit = *p.Limit
 	}
-	msgs, err := c.s.cfg.Mailbox.Read(p.Recipient, limit)
+	page, err := c.s.cfg.Mailbox.ReadPage(p.Recipient, limit)
 	if err != nil {
 		return nil, errorf(CodeStorage, "mailbox.read: %v", err)
 	}
+	// damaged (only when there are some): ids of records that failed their
+	// checksum or decoding; never served, removed by mailbox.ack.
 	return struct {
 		Messages []mailbox.Entry `json:"messages"`
-	}{msgs}, nil
+		Damaged  []uint64        `json:"damaged,omitempty"`
+	}{page.Messages, page.Damaged}, nil
 }
 
 func (c *conn) mailboxAck(raw json.RawMessage) (any, *rpcError) {
