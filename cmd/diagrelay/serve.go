@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -77,10 +76,7 @@ func defaultDataDir() string {
 }
 
 func serve(stdio bool, socket, data string, mode relay.Mode, stdin io.Reader, stdout io.Writer, logger *log.Logger) error {
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return err
-	}
-	store, err := mailbox.Open(filepath.Join(data, mailboxFile))
+	store, err := openDataDir(data) // datadir.go: permissions, trust
 	if err != nil {
 		return err
 	}
