@@ -30,7 +30,7 @@ type committer struct {
 
 type write struct {
 	fn    func(*bolt.Tx) error // may run twice: see Store.runBatch
-	check func(*bolt.Tx) error // nil, or run in a read transaction after the commit
+	wrote *stored              // nil, or the record fn put, read back after the commit
 	done  chan error           // 1 slot: the result, or errLead
 }
 
@@ -44,12 +44,11 @@ func (c *committer) do(s *Store, fn func(*bolt.Tx) error) error {
 	return c.doChecked(s, fn, nil)
 }
 
-// doChecked is do, and then, if the commit succeeded and check is not nil,
-// check's result: check runs in a read transaction begun after the commit
-// (one for the whole batch), before any later commit, so it sees the file
-// as that commit left it.
-func (c *committer) doChecked(s *Store, fn, check func(*bolt.Tx) error) error {
-	w := &write{fn: fn, check: check, done: make(chan error, 1)}
+// doChecked is do, and then, if the commit succeeded and wrote is not nil,
+// whether the record fn put (and described in wrote) reads back as written
+// (see readBack).
+func (c *committer) doChecked(s *Store, fn func(*bolt.Tx) error, wrote *stored) error {
+	w := &write{fn: fn, wrote: wrote, done: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, w)
 	if c.leading {
@@ -115,31 +114,4 @@ func (s *Store) runBatch(batch []*write) []error {
 		}
 	}
 	return errs
-}
-
-// readBack runs the checks of a committed batch in one read transaction
-// and records their failures in errs.
-func (s *Store) readBack(batch []*write, errs []error) {
-	checked := false
-	for _, w := range batch {
-		checked = checked || w.check != nil
-	}
-	if !checked {
-		return
-	}
-	err := s.view(func(tx *bolt.Tx) error {
-		for i, w := range batch {
-			if w.check != nil {
-				errs[i] = w.check(tx)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		for i, w := range batch {
-			if w.check != nil && errs[i] == nil {
-				errs[i] = err
-			}
-		}
-	}
 }

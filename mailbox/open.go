@@ -76,6 +76,11 @@ func ensureFile(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Lstat(path); lerr == nil {
+			// bbolt would create the link's target and start a mailbox
+			// there: not where anyone looks for one.
+			return fmt.Errorf("mailbox: open %s: a symbolic link to a missing file", path)
+		}
 		if err := create(path); err != nil {
 			return fmt.Errorf("mailbox: create %s: %w", path, err)
 		}

@@ -140,6 +140,9 @@ func FuzzRecord(f *testing.F) {
 				t.Fatal("a version 2 record reported unchecked")
 			}
 			again = encodeRecord(id, &m)
+			if !recordIs(data[:len(data)-crcSize], &m) {
+				t.Fatal("recordIs refuses a record that decodes to the message")
+			}
 			bit := int(id % uint64(8*len(data)))
 			if _, _, err := decodeRecord(id, flipBit(data, bit)); err == nil {
 				t.Fatalf("bit %d flipped: still decodes", bit)
@@ -168,6 +171,19 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		}
 		if validate(&m) != nil {
 			return
+		}
+		if !recordIs(encodeBody(nil, &m), &m) {
+			t.Fatalf("recordIs(encodeBody(%+v)) is false", m)
+		}
+		other := m
+		other.Message += "x"
+		if recordIs(encodeBody(nil, &other), &m) {
+			t.Fatal("recordIs accepts another message's record")
+		}
+		other = m
+		other.At = m.At.Add(time.Nanosecond)
+		if validate(&other) == nil && recordIs(encodeBody(nil, &other), &m) {
+			t.Fatal("recordIs accepts another instant's record")
 		}
 		id := uint64(sec) ^ uint64(nsec)
 		for v, rec := range [][]byte{encodeRecordV1(nil, &m), encodeRecord(id, &m)} {

@@ -1,7 +1,6 @@
 package mailbox
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
@@ -87,8 +86,8 @@ func (s *Store) Post(m relay.ParentMessage) error {
 		body = encodeBody(nil, &m)
 		// Verify the encoding here, in the poster's goroutine, so that the
 		// commit (serial) only seals it and compares bytes on read-back.
-		if got, err := decodeFields(body[1:]); err != nil || !sameFields(&got, &m) {
-			return fmt.Errorf("mailbox: internal error: the record of a message does not decode back to it (%v)", err)
+		if !recordIs(body, &m) {
+			return fmt.Errorf("mailbox: internal error: the record of a message does not decode back to it")
 		}
 	}
 	recipient := []byte(m.Recipient)
@@ -96,44 +95,30 @@ func (s *Store) Post(m relay.ParentMessage) error {
 		return err
 	}
 	defer s.closeMu.RUnlock()
-	var id uint64
-	var rec []byte
+	var wrote *stored
+	if !s.unchecked {
+		wrote = &stored{recipient: m.Recipient}
+	}
 	err := s.commits.doChecked(s, func(tx *bolt.Tx) error {
-		var err error
-		if id, err = tx.Bucket(metaBucket).NextSequence(); err != nil {
+		id, err := tx.Bucket(metaBucket).NextSequence()
+		if err != nil {
 			return err
 		}
 		box, err := tx.Bucket(recipientsBucket).CreateBucketIfNotExists(recipient)
 		if err != nil {
 			return err
 		}
-		rec = body
-		if !s.unchecked {
+		key, rec := idKey(id), body
+		if wrote != nil {
 			rec = sealRecord(body, id) // body has room: no copy
+			wrote.key, wrote.rec = key, rec
 		}
-		return box.Put(idKey(id), rec)
-	}, func(tx *bolt.Tx) error {
-		if s.unchecked {
-			return nil
-		}
-		var got []byte
-		if box := tx.Bucket(recipientsBucket).Bucket(recipient); box != nil {
-			got = box.Get(idKey(id))
-		}
-		if !bytes.Equal(got, rec) {
-			return fmt.Errorf("%w: message %d for %q did not read back as written", ErrCorrupt, id, m.Recipient)
-		}
-		return nil
-	})
+		return box.Put(key, rec)
+	}, wrote)
 	if err == nil {
 		s.nPosts.Add(1)
 	}
 	return err
-}
-
-func sameFields(a, b *relay.ParentMessage) bool {
-	return a.Recipient == b.Recipient && a.From == b.From && a.Text == b.Text && a.Level == b.Level &&
-		a.Source == b.Source && a.Message == b.Message && a.At.Equal(b.At)
 }
 
 // Page is one ReadPage result.

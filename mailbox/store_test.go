@@ -171,6 +171,7 @@ func TestStoreOpenErrors(t *testing.T) {
 		{future, "unsupported mailbox format"},
 		{dir, "mailbox: open"},
 		{filepath.Join(dir, "missing", "mailbox.db"), "mailbox: create"},
+		{symlink(t, filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling.db")), "a symbolic link to a missing file"},
 	} {
 		s, err := Open(c.path, WithLockTimeout(0))
 		if err == nil {
@@ -493,4 +494,53 @@ func countEntries(t testing.TB, s *Store, recipient string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func symlink(t *testing.T, target, link string) string {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// A write is answered only if its record reads back as written after the
+// commit: a record that differs or is missing fails its write alone.
+func TestStoreReadBack(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	put := func(recipient string, id uint64, rec []byte) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			box, err := tx.Bucket(recipientsBucket).CreateBucketIfNotExists([]byte(recipient))
+			if err != nil {
+				return err
+			}
+			return box.Put(idKey(id), rec)
+		}
+	}
+	cases := []struct {
+		fn    func(*bolt.Tx) error
+		wrote *stored
+		ok    bool
+	}{
+		{put("/root", 1, []byte("one")), &stored{"/root", idKey(1), []byte("one")}, true},
+		{put("/root", 2, []byte("two")), &stored{"/root", idKey(2), []byte("tw0")}, false},
+		{put("/root", 3, []byte("three")), &stored{"/root", idKey(4), []byte("three")}, false},
+		{put("/root", 5, []byte("five")), &stored{"/k", idKey(5), []byte("five")}, false},
+		{put("/root", 6, []byte("six")), &stored{"/root", idKey(6), []byte("six")}, true},
+	}
+	// Alone, and together in one batch (one read transaction, one cursor).
+	for _, c := range cases {
+		if err := s.commits.doChecked(s, c.fn, c.wrote); (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrCorrupt)) {
+			t.Errorf("%q alone: %v", c.wrote.key, err)
+		}
+	}
+	batch := make([]*write, len(cases))
+	for i, c := range cases {
+		batch[i] = &write{fn: c.fn, wrote: c.wrote}
+	}
+	for i, err := range s.runBatch(batch) {
+		if (err == nil) != cases[i].ok {
+			t.Errorf("%q in a batch: %v", cases[i].wrote.key, err)
+		}
+	}
 }
