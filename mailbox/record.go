@@ -18,8 +18,8 @@ import (
 //	uvarint length + bytes, for recipient, from, text, level, source, message
 //	varint  At's Unix seconds
 //	uvarint At's nanoseconds (< 1e9)
-//	4 bytes CRC-32C (Castagnoli), big-endian, of the record's 8-byte key
-//	        (its id) followed by every byte of the record before the checksum
+//	4 bytes CRC-32C (Castagnoli), big-endian, of every byte of the record
+//	        before the checksum followed by the record's 8-byte key (its id)
 //
 // Version 1, written before checksums existed, is the same without the
 // checksum. It still decodes, but nothing vouches for it: Check counts it
@@ -49,22 +49,28 @@ func encodeBody(dst []byte, m *relay.ParentMessage) []byte {
 	return appendFields(dst, recordV2, m)
 }
 
-// sealRecord appends to body (a whole record made by encodeBody) the
-// checksum of body under id.
-func sealRecord(body []byte, id uint64) []byte {
-	return binary.BigEndian.AppendUint32(body, recordSum(id, body))
+// bodySum is the CRC-32C of body, the part of the checksum that needs no
+// id: Post computes it in the poster's goroutine, outside the serial
+// commit.
+func bodySum(body []byte) uint32 { return crc32.Checksum(body, castagnoli) }
+
+// sealRecord appends to body (a whole record made by encodeBody, whose
+// bodySum is sum) the checksum of body under id.
+func sealRecord(body []byte, sum uint32, id uint64) []byte {
+	return binary.BigEndian.AppendUint32(body, withID(sum, id))
 }
 
-// recordSum is the CRC-32C of id's 8-byte key followed by body.
-func recordSum(id uint64, body []byte) uint32 {
+// withID extends the CRC-32C sum of a body with id's 8-byte key.
+func withID(sum uint32, id uint64) uint32 {
 	var key [8]byte
 	binary.BigEndian.PutUint64(key[:], id)
-	return crc32.Update(crc32.Update(0, castagnoli, key[:]), castagnoli, body)
+	return crc32.Update(sum, castagnoli, key[:])
 }
 
 // encodeRecord returns m's version 2 record under id.
 func encodeRecord(id uint64, m *relay.ParentMessage) []byte {
-	return sealRecord(encodeBody(nil, m), id)
+	body := encodeBody(nil, m)
+	return sealRecord(body, bodySum(body), id)
 }
 
 // encodeRecordV1 appends m's version 1 record (no checksum) to dst: what
@@ -106,7 +112,7 @@ func decodeRecord(id uint64, b []byte) (m relay.ParentMessage, checked bool, err
 			return m, false, fmt.Errorf("record of %d bytes is too short for its checksum", len(b))
 		}
 		body, stored := b[:len(b)-crcSize], binary.BigEndian.Uint32(b[len(b)-crcSize:])
-		if sum := recordSum(id, body); sum != stored {
+		if sum := withID(bodySum(body), id); sum != stored {
 			return m, false, fmt.Errorf("%w: stored %08x, computed %08x", errChecksum, stored, sum)
 		}
 		m, err = decodeFields(body[1:])
@@ -151,31 +157,35 @@ func decodeFields(body []byte) (relay.ParentMessage, error) {
 
 // recordIs reports whether body, a version 2 record without its checksum,
 // decodes under decodeFields' rules to exactly m. It is that decoding
-// without the copy and the allocation: Post runs it on every record.
+// without the copy and the allocations: Post runs it on every record.
 func recordIs(body []byte, m *relay.ParentMessage) bool {
 	if len(body) == 0 || body[0] != recordV2 {
 		return false
 	}
 	b := body[1:]
-	next := func() (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 || n != max(1, (bits.Len64(v)+6)/7) {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
 	for _, want := range [...]string{m.Recipient, m.From, m.Text, string(m.Level), m.Source, m.Message} {
-		n, ok := next()
-		if !ok || n != uint64(len(want)) || n > uint64(len(b)) || string(b[:n]) != want {
+		n, k := minimalUvarint(b)
+		if k <= 0 || n != uint64(len(want)) || n > uint64(len(b)-k) || string(b[k:k+int(n)]) != want {
 			return false
 		}
-		b = b[n:]
+		b = b[k+int(n):]
 	}
-	sec, ok1 := next()
-	nsec, ok2 := next()
-	zigzag := uint64(m.At.Unix())<<1 ^ uint64(m.At.Unix()>>63)
-	return ok1 && ok2 && len(b) == 0 && sec == zigzag && nsec == uint64(m.At.Nanosecond())
+	sec, k1 := minimalUvarint(b)
+	if k1 <= 0 {
+		return false
+	}
+	nsec, k2 := minimalUvarint(b[k1:])
+	unix := m.At.Unix()
+	return k2 > 0 && len(b) == k1+k2 && sec == uint64(unix)<<1^uint64(unix>>63) && nsec == uint64(m.At.Nanosecond())
+}
+
+// minimalUvarint is binary.Uvarint refusing non-minimal encodings (n <= 0).
+func minimalUvarint(b []byte) (uint64, int) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || n != max(1, (bits.Len64(v)+6)/7) {
+		return 0, 0
+	}
+	return v, n
 }
 
 // recordReader consumes a record; the first error sticks and makes every

@@ -18,7 +18,7 @@ func TestRecordErrors(t *testing.T) {
 	v1 := encodeRecordV1(nil, &good)
 	// reseal gives a version 2 record whose checksum matches its
 	// (damaged) body, so that the body's own checks are reached.
-	reseal := func(body []byte) []byte { return sealRecord(bytes.Clone(body), 7) }
+	reseal := func(body []byte) []byte { return sealRecord(bytes.Clone(body), bodySum(body), 7) }
 	body := rec[:len(rec)-crcSize]
 	for name, c := range map[string]struct {
 		data []byte

@@ -80,6 +80,7 @@ func (s *Store) Post(m relay.ParentMessage) error {
 		return fmt.Errorf("mailbox: %w", err)
 	}
 	var body []byte
+	var sum uint32
 	if s.unchecked {
 		body = encodeRecordV1(nil, &m)
 	} else {
@@ -89,6 +90,7 @@ func (s *Store) Post(m relay.ParentMessage) error {
 		if !recordIs(body, &m) {
 			return fmt.Errorf("mailbox: internal error: the record of a message does not decode back to it")
 		}
+		sum = bodySum(body)
 	}
 	recipient := []byte(m.Recipient)
 	if err := s.acquire(); err != nil {
@@ -110,7 +112,7 @@ func (s *Store) Post(m relay.ParentMessage) error {
 		}
 		key, rec := idKey(id), body
 		if wrote != nil {
-			rec = sealRecord(body, id) // body has room: no copy
+			rec = sealRecord(body, sum, id) // body has room: no copy
 			wrote.key, wrote.rec = key, rec
 		}
 		return box.Put(key, rec)
