@@ -29,8 +29,9 @@ type committer struct {
 }
 
 type write struct {
-	fn   func(*bolt.Tx) error // may run twice: see Store.runBatch
-	done chan error           // 1 slot: the result, or errLead
+	fn    func(*bolt.Tx) error // may run twice: see Store.runBatch
+	wrote *stored              // nil, or the record fn put, read back after the commit
+	done  chan error           // 1 slot: the result, or errLead
 }
 
 // errLead tells a queued writer that it is now the leader. It never
@@ -40,7 +41,14 @@ var errLead = errors.New("mailbox: internal: lead the next commit")
 // do runs fn in a committed write transaction shared with other writers
 // and returns fn's result (or the commit's).
 func (c *committer) do(s *Store, fn func(*bolt.Tx) error) error {
-	w := &write{fn: fn, done: make(chan error, 1)}
+	return c.doChecked(s, fn, nil)
+}
+
+// doChecked is do, and then, if the commit succeeded and wrote is not nil,
+// whether the record fn put (and described in wrote) reads back as written
+// (see readBack).
+func (c *committer) doChecked(s *Store, fn func(*bolt.Tx) error, wrote *stored) error {
+	w := &write{fn: fn, wrote: wrote, done: make(chan error, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, w)
 	if c.leading {
@@ -92,6 +100,7 @@ func (s *Store) runBatch(batch []*write) []error {
 	})
 	if err == nil {
 		s.nCommits.Add(1)
+		s.readBack(batch, errs)
 		return errs
 	}
 	if len(batch) == 1 {
@@ -101,6 +110,7 @@ func (s *Store) runBatch(batch []*write) []error {
 	for i, w := range batch {
 		if errs[i] = s.update(w.fn); errs[i] == nil {
 			s.nCommits.Add(1)
+			s.readBack(batch[i:i+1], errs[i:i+1])
 		}
 	}
 	return errs

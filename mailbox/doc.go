@@ -1,4 +1,4 @@
-// Package mailbox stores the parent messages of diagrelay durably: each delivered child diagnostic becomes a non-waking message in the
+// Package mailbox stores the parent messages of diagrelay: each delivered child diagnostic becomes a non-waking message in the
 // mailbox of the recipient thread (the reporting thread's parent, or its
 // owner), where the host reads it with Read and acknowledges it with Ack.
 //
@@ -23,7 +23,10 @@
 //     limit asked (DefaultReadLimit when the limit is <= 0, never more than
 //     MaxReadLimit). Reading does not consume: delivery to the reader is
 //     at least once, and an entry stays readable until acknowledged, also
-//     across a crash or restart of the reader or the Store.
+//     across a crash or restart of the reader or the Store. ReadPage also
+//     names the damaged records it passed over (Store only): a record that
+//     fails its checksum or cannot be decoded is never served as a
+//     message, never hides the others, and is removed by Ack like any id.
 //   - Ack removes the given entries of that recipient and returns how many
 //     it removed. Ids that are unknown, already acknowledged, repeated or
 //     another recipient's are ignored and not counted, so a reader can
@@ -34,8 +37,7 @@
 //     without a monotonic clock reading. Nothing in the package reads the
 //     clock.
 //   - Nothing bounds the number of unacknowledged entries: the relay's
-//     per-runtime limits (5 per 10 s, 20 per generation) bound how fast
-//     they arrive.
+//     per-runtime limits bound how fast they arrive.
 //
 // Thread status is not stored here: it is memory-only and
 // belongs to the relay.
@@ -47,6 +49,13 @@
 // reports commits per post. Close waits for the writes in flight, then
 // closes the file; a second process (or Store) opening the same file
 // meanwhile fails with ErrLocked after the lock timeout instead of hanging.
-// A damaged file gives an error (wrapping ErrCorrupt when the damage is in
-// the data), never a panic.
+//
+// The Store keeps its word on a damaged file too. Open starts a new mailbox
+// only where no file exists; an existing file that is empty, not a bbolt
+// file, fails bbolt's consistency check or is not a mailbox is refused
+// (ErrCorrupt) and left as it is. Every record written carries a CRC-32C
+// over its id and content (records of the first format, without one, still
+// read; Check counts them as unchecked), and a Post returns nil only once
+// its record reads back from the committed file as written. Check reports
+// on a file without changing it. Damage gives an error, never a panic.
 package mailbox

@@ -17,11 +17,13 @@ type Entry struct {
 // Limits shared by every mailbox implementation, so that a message accepted
 // by one is accepted by all.
 const (
+	// MaxReadLimit caps Read's limit; a larger limit is lowered to it. It
+	// is also the most ids one ReadPage lists as damaged, and the service's
+	// bound on mailbox.read's limit: one home for the number.
+	MaxReadLimit = 1000
 	// DefaultReadLimit is the number of entries Read returns when its limit
 	// is zero or negative.
-	DefaultReadLimit = 1000
-	// MaxReadLimit caps Read's limit; a larger limit is lowered to it.
-	MaxReadLimit = 10000
+	DefaultReadLimit = MaxReadLimit
 	// MaxRecipientBytes bounds a recipient thread path. A valid thread path
 	// (at most 32 segments of 1 + 64 bytes) is at most 2080 bytes.
 	MaxRecipientBytes = 4096
@@ -34,7 +36,10 @@ const (
 var (
 	// ErrClosed is returned by every method of a closed Store.
 	ErrClosed = errors.New("mailbox: closed")
-	// ErrCorrupt is wrapped by errors caused by damaged stored data.
+	// ErrCorrupt is wrapped by Open's error when the file cannot be
+	// trusted (empty, not a bbolt file, failing bbolt's consistency check,
+	// not a mailbox), and by errors caused by damage found later. A record
+	// that fails its checksum does not cause it: ReadPage quarantines it.
 	ErrCorrupt = errors.New("mailbox: store is corrupt")
 	// ErrLocked is wrapped by Open's error when another Store, in this or
 	// another process, holds the file.

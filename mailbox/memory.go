@@ -56,6 +56,13 @@ func (mb *Memory) Read(recipient string, limit int) ([]Entry, error) {
 	return out, nil
 }
 
+// ReadPage is Read as a Page: memory holds no damaged records, so Damaged
+// is always empty. The error is always nil.
+func (mb *Memory) ReadPage(recipient string, limit int) (Page, error) {
+	es, err := mb.Read(recipient, limit)
+	return Page{Messages: es, Damaged: []uint64{}}, err
+}
+
 // Ack removes recipient's unacknowledged entries whose ids are in ids and
 // returns how many it removed. Ids that are unknown, already acknowledged,
 // repeated, or another recipient's are ignored. The error is always nil.

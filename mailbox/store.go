@@ -1,9 +1,7 @@
 package mailbox
 
 import (
-	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -29,7 +26,12 @@ var (
 	metaBucket       = []byte("meta")
 	recipientsBucket = []byte("recipients")
 	formatKey        = []byte("format")
-	formatTag        = []byte("diagrelay-mailbox/1")
+	formatTag        = []byte("diagrelay-mailbox/2")
+	// formatTagV1 is the tag of files whose records have no checksum.
+	// Open accepts it and retags the file: from then on its new records
+	// have checksums, and a diagrelay that predates them refuses the file
+	// instead of failing on every new record.
+	formatTagV1 = []byte("diagrelay-mailbox/1")
 )
 
 // DefaultLockTimeout is how long Open waits for another holder of the file
@@ -53,123 +55,53 @@ type Store struct {
 
 	commits committer
 
+	// unchecked makes Post write version 1 records (no checksum, no
+	// read-back), as before checksums: only for measuring what they cost.
+	unchecked bool
+
 	nPosts, nAcked, nCommits atomic.Uint64
 }
 
 var _ relay.Mailbox = (*Store)(nil)
 
-// Option configures Open.
-type Option func(*options)
-
-type options struct {
-	lockTimeout time.Duration
-}
-
-// WithLockTimeout sets how long Open waits for the file's lock (default
-// DefaultLockTimeout). d <= 0 means try once.
-func WithLockTimeout(d time.Duration) Option {
-	return func(o *options) { o.lockTimeout = d }
-}
-
-// Open opens the mailbox file at path, creating it (mode 0600) if it does
-// not exist; its directory must exist. It fails with an error wrapping
-// ErrLocked if another Store holds the file past the lock timeout, and
-// with a clear error if the file is not a bbolt file, is damaged, or is a
-// bbolt file of something else.
-func Open(path string, opts ...Option) (*Store, error) {
-	o := options{lockTimeout: DefaultLockTimeout}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.lockTimeout <= 0 {
-		o.lockTimeout = time.Nanosecond // bbolt tries once before it checks the timeout
-	}
-	db, err := openBolt(path, o.lockTimeout)
-	if err != nil {
-		switch {
-		case errors.Is(err, berrors.ErrTimeout):
-			return nil, fmt.Errorf("%w: %s (waited %v)", ErrLocked, path, o.lockTimeout)
-		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
-			errors.Is(err, berrors.ErrVersionMismatch):
-			return nil, fmt.Errorf("mailbox: open %s: not a bbolt file or its header is damaged: %w", path, err)
-		}
-		return nil, fmt.Errorf("mailbox: open %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path}
-	if err := s.init(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("mailbox: open %s: %w", path, err)
-	}
-	return s, nil
-}
-
-// openBolt opens the file, turning a panic or fault on a damaged file into
-// an error. (After such a panic bbolt's file handle is lost until the
-// process exits; a damaged file is not expected to be opened again.)
-func openBolt(path string, lockTimeout time.Duration) (db *bolt.DB, err error) {
-	defer recoverCorrupt(&err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
-}
-
-// init checks the layout of an existing file or lays out a new one.
-func (s *Store) init() error {
-	var ready bool
-	err := s.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		if meta == nil {
-			empty := true
-			tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
-			if !empty {
-				return errors.New("a bbolt file but not a diagrelay mailbox (no meta bucket)")
-			}
-			return nil
-		}
-		if tag := meta.Get(formatKey); !bytes.Equal(tag, formatTag) {
-			return fmt.Errorf("unsupported mailbox format %q (want %q)", tag, formatTag)
-		}
-		if tx.Bucket(recipientsBucket) == nil {
-			return fmt.Errorf("%w: no recipients bucket", ErrCorrupt)
-		}
-		ready = true
-		return nil
-	})
-	if err != nil || ready {
-		return err
-	}
-	return s.update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucket(metaBucket)
-		if err != nil {
-			return err
-		}
-		if err := meta.Put(formatKey, formatTag); err != nil {
-			return err
-		}
-		_, err = tx.CreateBucket(recipientsBucket)
-		return err
-	})
-}
-
 // Path returns the file's path as given to Open.
 func (s *Store) Path() string { return s.path }
 
 // Post stores m under the next id and returns once the transaction holding
-// it is committed and fsynced. Posts that arrive while another commit is
-// being written are committed together in the next one (group commit), so
-// concurrent posters share fsyncs and a lone poster waits for one commit.
-// An error means m was not stored; it is the same as Memory's for a message
-// that breaks the package limits.
+// it is committed and fsynced and the record reads back from the file as
+// written. Posts that arrive while another commit is being written are
+// committed together in the next one (group commit), so concurrent posters
+// share fsyncs and a lone poster waits for one commit. An error means m
+// was not stored, or (wrapping ErrCorrupt) that its record did not read
+// back, in which case Read reports it as damaged rather than serve it. A
+// message that breaks the package limits gets the same error as Memory's.
 func (s *Store) Post(m relay.ParentMessage) error {
 	if err := validate(&m); err != nil {
 		return fmt.Errorf("mailbox: %w", err)
 	}
-	rec := encodeRecord(nil, &m)
+	var body []byte
+	var sum uint32
+	if s.unchecked {
+		body = encodeRecordV1(nil, &m)
+	} else {
+		body = encodeBody(nil, &m)
+		// Verify the encoding here, in the poster's goroutine, so that the
+		// commit (serial) only seals it and compares bytes on read-back.
+		if !recordIs(body, &m) {
+			return fmt.Errorf("mailbox: internal error: the record of a message does not decode back to it")
+		}
+		sum = bodySum(body)
+	}
 	recipient := []byte(m.Recipient)
 	if err := s.acquire(); err != nil {
 		return err
 	}
 	defer s.closeMu.RUnlock()
-	err := s.commits.do(s, func(tx *bolt.Tx) error {
+	var wrote *stored
+	if !s.unchecked {
+		wrote = &stored{recipient: m.Recipient}
+	}
+	err := s.commits.doChecked(s, func(tx *bolt.Tx) error {
 		id, err := tx.Bucket(metaBucket).NextSequence()
 		if err != nil {
 			return err
@@ -178,51 +110,79 @@ func (s *Store) Post(m relay.ParentMessage) error {
 		if err != nil {
 			return err
 		}
-		return box.Put(idKey(id), rec)
-	})
+		key, rec := idKey(id), body
+		if wrote != nil {
+			rec = sealRecord(body, sum, id) // body has room: no copy
+			wrote.key, wrote.rec = key, rec
+		}
+		return box.Put(key, rec)
+	}, wrote)
 	if err == nil {
 		s.nPosts.Add(1)
 	}
 	return err
 }
 
-// Read returns recipient's unacknowledged entries, oldest first, at most
-// limit of them (DefaultReadLimit if limit <= 0, never more than
-// MaxReadLimit). It does not remove them: Ack does. The slice is never nil.
-// A damaged record fails the whole Read with an error wrapping ErrCorrupt.
+// Page is one ReadPage result.
+type Page struct {
+	// Messages are the recipient's unacknowledged messages, oldest first.
+	// Never nil.
+	Messages []Entry
+	// Damaged are the ids of the recipient's records, among those the read
+	// passed over, that failed their checksum or could not be decoded,
+	// lowest first. Never nil. They are never served as messages; Ack
+	// removes them like any other id.
+	Damaged []uint64
+}
+
+// Read is ReadPage without the damaged ids: it returns recipient's
+// unacknowledged messages, oldest first, at most limit of them, skipping
+// damaged records. The slice is never nil.
 func (s *Store) Read(recipient string, limit int) ([]Entry, error) {
+	p, err := s.ReadPage(recipient, limit)
+	return p.Messages, err
+}
+
+// ReadPage returns recipient's unacknowledged messages, oldest first, at
+// most limit of them (DefaultReadLimit if limit <= 0, never more than
+// MaxReadLimit), and the ids of the damaged records it passed over on the
+// way, at most MaxReadLimit of them (the read stops there). It does not
+// remove anything: Ack does. One damaged record never hides the others: a
+// record that fails its checksum, cannot be decoded, or is addressed to
+// another recipient is listed in Damaged and the read goes on. (A key that
+// is not an id at all, which only damage to the file can make, is passed
+// over; Check counts it.)
+func (s *Store) ReadPage(recipient string, limit int) (Page, error) {
 	limit = readLimit(limit)
 	if err := s.acquire(); err != nil {
-		return nil, err
+		return Page{}, err
 	}
 	defer s.closeMu.RUnlock()
-	out := []Entry{}
+	p := Page{Messages: []Entry{}, Damaged: []uint64{}}
 	err := s.view(func(tx *bolt.Tx) error {
 		box := tx.Bucket(recipientsBucket).Bucket([]byte(recipient))
 		if box == nil {
 			return nil
 		}
 		c := box.Cursor()
-		for k, v := c.First(); k != nil && len(out) < limit; k, v = c.Next() {
+		for k, v := c.First(); k != nil && len(p.Messages) < limit && len(p.Damaged) < MaxReadLimit; k, v = c.Next() {
 			if len(k) != 8 || v == nil {
-				return fmt.Errorf("%w: bad key %x in %q", ErrCorrupt, k, recipient)
+				continue
 			}
 			id := binary.BigEndian.Uint64(k)
-			m, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("%w: message %d for %q: %v", ErrCorrupt, id, recipient, err)
+			m, _, err := decodeRecord(id, v)
+			if err != nil || m.Recipient != recipient {
+				p.Damaged = append(p.Damaged, id)
+				continue
 			}
-			if m.Recipient != recipient {
-				return fmt.Errorf("%w: message %d filed under %q is for %q", ErrCorrupt, id, recipient, m.Recipient)
-			}
-			out = append(out, Entry{ID: id, ParentMessage: m})
+			p.Messages = append(p.Messages, Entry{ID: id, ParentMessage: m})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return Page{}, err
 	}
-	return out, nil
+	return p, nil
 }
 
 // Ack removes recipient's unacknowledged entries whose ids are in ids and

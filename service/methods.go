@@ -6,11 +6,9 @@ import (
 
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
-
-// MaxReadLimit is the most messages one mailbox.read returns, and its default.
-const MaxReadLimit = 1000
 
 // method is one JSON-RPC method; role says who may call it.
 type method struct {
@@ -180,19 +178,19 @@ func (c *conn) mailboxRead(raw []byte) (any, *rpcError) {
 	if e := pathParam("recipient", p.Recipient); e != nil {
 		return nil, e
 	}
-	limit := MaxReadLimit
+	limit := mailbox.MaxReadLimit
 	if p.Limit != nil {
-		if *p.Limit < 1 || *p.Limit > MaxReadLimit {
-			return nil, errorf(CodeInvalidParams, "params: field \"limit\" must be 1 to %d", MaxReadLimit)
+		if *p.Limit < 1 || *p.Limit > mailbox.MaxReadLimit {
+			return nil, errorf(CodeInvalidParams, "params: field \"limit\" must be 1 to %d", mailbox.MaxReadLimit)
 		}
 		limit = *p.Limit
 	}
-	msgs, err := c.s.cfg.Mailbox.Read(p.Recipient, limit)
+	page, err := c.s.cfg.Mailbox.ReadPage(p.Recipient, limit)
 	if err != nil {
 		c.s.log.Error("mailbox.read failed", "recipient", p.Recipient, "err", err)
 		return nil, errorf(CodeStorage, "mailbox.read: the mailbox could not be read")
 	}
-	return wireMessages(msgs), nil
+	return wirePage(page), nil
 }
 
 func (c *conn) mailboxAck(raw []byte) (any, *rpcError) {

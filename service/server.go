@@ -19,10 +19,10 @@ import (
 )
 
 // Mailbox is what the server needs of a mailbox: the relay's Post, and the
-// host's Read and Ack. mailbox.Store and mailbox.Memory both fit.
+// host's ReadPage and Ack. mailbox.Store and mailbox.Memory both fit.
 type Mailbox interface {
 	relay.Mailbox
-	Read(recipient string, limit int) ([]mailbox.Entry, error)
+	ReadPage(recipient string, limit int) (mailbox.Page, error)
 	Ack(recipient string, ids []uint64) (int, error)
 }
 

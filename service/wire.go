@@ -116,6 +116,9 @@ type droppedResult struct {
 
 type readResult struct {
 	Messages []messageResult `json:"messages"`
+	// Damaged lists, only when there are some, the ids of records that
+	// failed their checksum or decoding: never served, removed by ack.
+	Damaged []uint64 `json:"damaged,omitempty"`
 }
 
 type messageResult struct {
@@ -162,8 +165,9 @@ func wireStatus(s relay.Status) statusResult {
 	return r
 }
 
-func wireMessages(es []mailbox.Entry) readResult {
-	r := readResult{Messages: make([]messageResult, len(es))}
+func wirePage(p mailbox.Page) readResult {
+	es := p.Messages
+	r := readResult{Messages: make([]messageResult, len(es)), Damaged: p.Damaged}
 	for i, e := range es {
 		r.Messages[i] = messageResult{ID: e.ID, Recipient: e.Recipient, From: e.From, Text: e.Text,
 			Level: string(e.Level), Source: e.Source, Message: e.Message, At: e.At}

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -141,10 +140,7 @@ func defaultDataDir() string {
 
 func serve(o serveOptions, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
 	stdio, socket, data, mode := o.stdio, o.socket, o.data, o.mode
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return err
-	}
-	store, err := mailbox.Open(filepath.Join(data, mailboxFile))
+	store, err := openDataDir(data) // datadir.go: permissions, trust
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/diagrelay/diagrelay/mailbox"
+)
+
+// openDataDir prepares serve's data directory and opens its mailbox. It
+// creates the directory (mode 0700) if it is missing; it refuses a
+// directory, mailbox.db or host.token that group or others can access, as
+// ssh refuses a key file, naming each file and the chmod that fixes it;
+// and it refuses a mailbox.db that cannot be trusted, leaving it as it is
+// and saying what to do. Only a missing mailbox.db starts a new mailbox.
+func openDataDir(dir string) (*mailbox.Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := checkPermissions(dir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, mailboxFile)
+	store, err := mailbox.Open(path)
+	if errors.Is(err, mailbox.ErrCorrupt) {
+		return nil, untrustedMailbox(dir, path, err)
+	}
+	return store, err
+}
+
+// checkPermissions returns an error naming every one of the data
+// directory, mailbox.db and host.token that group or others may access.
+// A umask never causes it: serve creates them 0700 and 0600, and a umask
+// only takes bits away.
+func checkPermissions(dir string) error {
+	var loose []string
+	check := func(path, what string, want fs.FileMode) error {
+		fi, err := os.Stat(path) // a symlink is judged by what it points to
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			loose = append(loose, fmt.Sprintf("%s %s is accessible by group or others (mode %04o); fix it with: chmod %o %s",
+				what, path, perm, want, shellQuote(path)))
+		}
+		return nil
+	}
+	if err := check(dir, "data directory", 0o700); err != nil {
+		return err
+	}
+	for _, name := range []string{mailboxFile, hostTokenFile} {
+		if err := check(filepath.Join(dir, name), name, 0o600); err != nil {
+			return err
+		}
+	}
+	if len(loose) > 0 {
+		return fmt.Errorf("refusing to use the data directory: %s", strings.Join(loose, "; "))
+	}
+	return nil
+}
+
+// untrustedMailbox is serve's error for a mailbox.db that Open refused.
+func untrustedMailbox(dir, path string, err error) error {
+	reason := strings.TrimPrefix(err.Error(), "mailbox: "+path+": ")
+	reason = strings.ReplaceAll(reason, mailbox.ErrCorrupt.Error()+": ", "")
+	return fmt.Errorf("mailbox %s cannot be trusted: %s. It was left as it is, and serve does not start on it. "+
+		"See what it holds with: diagrelay mailbox check --data %s; then move it aside to start a new, empty mailbox: mv %s %s",
+		path, reason, shellQuote(dir), shellQuote(path), shellQuote(path+".damaged"))
+}
+
+// shellQuote returns s as one word for a POSIX shell.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%=,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

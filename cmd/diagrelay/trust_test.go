@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// mailboxWith runs a real serve on a fresh data directory, delivers one
+// report per message from /root/x to /root, stops serve cleanly and
+// returns the directory.
+func mailboxWith(t *testing.T, messages ...string) (data string) {
+	t.Helper()
+	s := startServer(t, "", "")
+	tok, _ := s.open("/root/x")
+	c := s.dial(tok)
+	for _, m := range messages {
+		if _, err := c.call("diagnostic.report", map[string]string{"level": "info", "message": m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.stop(syscall.SIGTERM)
+	return s.data
+}
+
+// usedPages is how many bytes of the bbolt file its pages use.
+func usedPages(t *testing.T, path string) int {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
+	return int(n)
+}
+
+// serve refuses a mailbox.db it cannot trust: exit 1, an error that names
+// the file and says what to do, and the file left byte for byte as it was.
+func TestServeRefusesUntrustedMailbox(t *testing.T) {
+	data := mailboxWith(t, "one", "two", "three")
+	path := filepath.Join(data, mailboxFile)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := usedPages(t, path)
+	idx := bytes.Index(orig, []byte(`"message":"two"`)) // inside a record, so inside a leaf page
+	if idx < 0 {
+		t.Fatal("the record is not in the file")
+	}
+	leaf := idx / 4096 * 4096
+	rnd := rand.New(rand.NewPCG(3, 4))
+	random := make([]byte, 64<<10)
+	for i := range random {
+		random[i] = byte(rnd.Uint32())
+	}
+	for name, content := range map[string][]byte{
+		"empty":            {},
+		"random bytes":     random,
+		"not bbolt":        bytes.Repeat([]byte("mailbox\n"), 9000),
+		"truncated":        orig[:used-4096],
+		"zeroed leaf page": slices.Concat(orig[:leaf], make([]byte, 4096), orig[leaf+4096:]),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(shortTempDir(t), "data")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, mailboxFile)
+			if err := os.WriteFile(p, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := runDiagrelay(t, nil, "", "serve", "--stdio", "--data", dir)
+			wantExit(t, "serve on a damaged mailbox", r, 1, p+" cannot be trusted")
+			for _, has := range []string{"diagrelay mailbox check --data " + dir, "mv " + p + " " + p + ".damaged", "left as it is"} {
+				if !strings.Contains(r.stderr, has) {
+					t.Errorf("stderr does not say %q:\n%s", has, r.stderr)
+				}
+			}
+			if after, err := os.ReadFile(p); err != nil || !bytes.Equal(after, content) {
+				t.Errorf("the refused file changed (%d bytes, was %d): %v", len(after), len(content), err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, hostTokenFile)); err == nil {
+				t.Error("serve wrote host.token before refusing the mailbox")
+			}
+			r = runDiagrelay(t, nil, "", "mailbox", "check", "--data", dir)
+			wantExit(t, "mailbox check", r, 1, "")
+			if !strings.Contains(r.stdout, "problem: ") || !strings.Contains(r.stdout, "result: DAMAGED") {
+				t.Errorf("mailbox check output:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// A record damaged in the file (its text edited in place, a byte flipped)
+// is quarantined by a real serve: mailbox.read returns the others and
+// lists it in damaged; mailbox.ack removes it; reports to the same
+// recipient go on being stored and read.
+func TestServeQuarantinesDamagedRecord(t *testing.T) {
+	data := mailboxWith(t, "first untrusted", "second untrusted", "third untrusted")
+	path := filepath.Join(data, mailboxFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("second untrusted"))
+	if i < 0 {
+		t.Fatal("the record is not in the file")
+	}
+	copy(b[i+len("second "):], "TRUSTED!!")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runDiagrelay(t, nil, "", "mailbox", "check", "--data", data)
+	wantExit(t, "mailbox check", r, 1, "")
+	if !strings.Contains(r.stdout, "damaged ids for /root: 2\n") || !strings.Contains(r.stdout, "1 damaged records, 2 messages intact") {
+		t.Errorf("mailbox check output:\n%s", r.stdout)
+	}
+
+	s := startServer(t, data, "")
+	var page struct {
+		Messages []mailMsg `json:"messages"`
+		Damaged  []uint64  `json:"damaged"`
+	}
+	if err := s.host.callInto("mailbox.read", map[string]any{"recipient": "/root"}, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Messages) != 2 || page.Messages[0].Message != "first untrusted" || page.Messages[1].Message != "third untrusted" ||
+		!slices.Equal(page.Damaged, []uint64{2}) {
+		t.Fatalf("mailbox.read: %+v", page)
+	}
+	tok, _ := s.open("/root/y")
+	if _, err := s.dial(tok).call("diagnostic.report", map[string]string{"level": "info", "message": "after the damage"}); err != nil {
+		t.Fatal(err)
+	}
+	var acked struct{ Acked int }
+	if err := s.host.callInto("mailbox.ack", map[string]any{"recipient": "/root", "ids": []uint64{2, page.Messages[0].ID}}, &acked); err != nil || acked.Acked != 2 {
+		t.Fatalf("mailbox.ack of the damaged id: %+v, %v", acked, err)
+	}
+	page.Damaged = nil
+	if err := s.host.callInto("mailbox.read", map[string]any{"recipient": "/root"}, &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Messages) != 2 || page.Messages[1].Message != "after the damage" || page.Damaged != nil {
+		t.Fatalf("mailbox.read after the ack: %+v", page)
+	}
+	s.stop(syscall.SIGTERM)
+	r = runDiagrelay(t, nil, "", "mailbox", "check", "--data", data)
+	wantExit(t, "mailbox check after the ack", r, 0, "")
+	if !strings.Contains(r.stdout, "result: clean: 2 messages in 1 mailboxes") {
+		t.Errorf("mailbox check output:\n%s", r.stdout)
+	}
+}
+
+// serve refuses a data directory, mailbox.db or host.token that group or
+// others can access, naming each and the chmod that fixes it; after that
+// chmod it starts.
+func TestServeRefusesLoosePermissions(t *testing.T) {
+	data := mailboxWith(t, "kept")
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		fix  string
+	}{
+		{"", 0o755, "chmod 700 " + data},
+		{"", 0o701, "chmod 700 " + data},
+		{mailboxFile, 0o644, "chmod 600 " + filepath.Join(data, mailboxFile)},
+		{mailboxFile, 0o620, "chmod 600 " + filepath.Join(data, mailboxFile)},
+		{hostTokenFile, 0o604, "chmod 600 " + filepath.Join(data, hostTokenFile)},
+	} {
+		path := filepath.Join(data, c.name)
+		if err := os.Chmod(path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		r := runDiagrelay(t, nil, "", "serve", "--stdio", "--data", data)
+		wantExit(t, c.fix, r, 1, "fix it with: "+c.fix)
+		if !strings.Contains(r.stderr, "accessible by group or others") {
+			t.Errorf("%s: %s", c.fix, r.stderr)
+		}
+		fix := strings.Fields(c.fix)
+		if out, err := exec.Command(fix[0], fix[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v %s", c.fix, err, out)
+		}
+	}
+	s := startServer(t, data, "")
+	if msgs := readMailbox(t, s.host, "/root", 0); len(msgs) != 1 || msgs[0].Message != "kept" {
+		t.Errorf("after the fixes: %+v", msgs)
+	}
+}
+
+// Under umask 000 serve still creates its directory 0700 and its files
+// 0600, so it accepts them on the next start.
+func TestServeUnderUmaskZero(t *testing.T) {
+	dir := filepath.Join(shortTempDir(t), "a", "data")
+	for range 2 {
+		cmd := diagrelayCmd(context.Background(), t, nil, "serve", "--stdio", "--data", dir)
+		// umask is per process: set it in a shell that then becomes serve.
+		cmd.Args = append([]string{"sh", "-c", `umask 000 && exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = "/bin/sh"
+		cmd.Stdin = strings.NewReader("")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("serve under umask 000: %v\n%s", err, out)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		want os.FileMode
+	}{
+		{filepath.Dir(dir), 0o700},
+		{dir, 0o700},
+		{filepath.Join(dir, mailboxFile), 0o600},
+		{filepath.Join(dir, hostTokenFile), 0o600},
+	} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm != c.want {
+			t.Errorf("%s: mode %04o, want %04o", c.path, perm, c.want)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package mailbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// A damaged record is quarantined: ReadPage serves the others and names it
+// in Damaged, Read skips it, and Ack removes it. A key that is no id is
+// passed over.
+func TestStoreCorruptRecords(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	postMany(t, s, "/root", 3)
+	entries := mustRead(t, s, "/root", 0)
+	bad := entries[1]
+	rec := encodeRecord(bad.ID, &bad.ParentMessage)
+	for name, tc := range map[string]struct {
+		damage  func(b *bolt.Bucket) error
+		damaged []uint64
+	}{
+		"truncated record": {func(b *bolt.Bucket) error { return b.Put(idKey(bad.ID), rec[:len(rec)-3]) }, []uint64{bad.ID}},
+		"edited text": {func(b *bolt.Bucket) error {
+			return b.Put(idKey(bad.ID), bytes.Replace(rec, []byte("untrusted"), []byte("TRUSTED!!"), 1))
+		}, []uint64{bad.ID}},
+		"other recipient's record": {func(b *bolt.Bucket) error {
+			m := bad.ParentMessage
+			m.Recipient = "/k"
+			return b.Put(idKey(bad.ID), encodeRecord(bad.ID, &m))
+		}, []uint64{bad.ID}},
+		"record of another id": {func(b *bolt.Bucket) error { return b.Put(idKey(bad.ID), encodeRecord(bad.ID+1, &bad.ParentMessage)) }, []uint64{bad.ID}},
+		"short key":            {func(b *bolt.Bucket) error { return b.Put([]byte{1}, rec) }, []uint64{}},
+		"nested bucket": {func(b *bolt.Bucket) error {
+			_, err := b.CreateBucket([]byte("\x00\x00\x00\x00\x00\x00\x00\x09"))
+			return err
+		}, []uint64{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := s.update(func(tx *bolt.Tx) error {
+				b := tx.Bucket(recipientsBucket).Bucket([]byte("/root"))
+				c := b.Cursor()
+				for k, v := c.First(); k != nil; k, v = c.Next() {
+					if v == nil {
+						if err := b.DeleteBucket(k); err != nil {
+							return err
+						}
+					} else if err := b.Delete(k); err != nil {
+						return err
+					}
+				}
+				for _, e := range entries {
+					if err := b.Put(idKey(e.ID), encodeRecord(e.ID, &e.ParentMessage)); err != nil {
+						return err
+					}
+				}
+				return tc.damage(b)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.ReadPage("/root", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := entries
+			if len(tc.damaged) > 0 {
+				want = []Entry{entries[0], entries[2]}
+			}
+			if fmt.Sprint(ids(p.Messages)) != fmt.Sprint(ids(want)) || fmt.Sprint(p.Damaged) != fmt.Sprint(tc.damaged) {
+				t.Fatalf("ReadPage: messages %v, damaged %v; want %v, %v", ids(p.Messages), p.Damaged, ids(want), tc.damaged)
+			}
+			if es := mustRead(t, s, "/root", 0); fmt.Sprint(ids(es)) != fmt.Sprint(ids(want)) {
+				t.Fatalf("Read: %v", ids(es))
+			}
+		})
+	}
+	// The last state has no damaged record; damage one and ack it.
+	if err := s.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(bad.ID), rec[:5])
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustAck(t, s, "/root", []uint64{bad.ID}, 1)
+	if p, err := s.ReadPage("/root", 0); err != nil || len(p.Damaged) != 0 || len(p.Messages) != 2 {
+		t.Fatalf("after acking the damaged id: %+v, %v", p, err)
+	}
+}
+
+// A write is answered only if its record reads back as written after the
+// commit: a record that differs or is missing fails its write alone.
+func TestStoreReadBack(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	put := func(recipient string, id uint64, rec []byte) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			box, err := tx.Bucket(recipientsBucket).CreateBucketIfNotExists([]byte(recipient))
+			if err != nil {
+				return err
+			}
+			return box.Put(idKey(id), rec)
+		}
+	}
+	cases := []struct {
+		fn    func(*bolt.Tx) error
+		wrote *stored
+		ok    bool
+	}{
+		{put("/root", 1, []byte("one")), &stored{"/root", idKey(1), []byte("one")}, true},
+		{put("/root", 2, []byte("two")), &stored{"/root", idKey(2), []byte("tw0")}, false},
+		{put("/root", 3, []byte("three")), &stored{"/root", idKey(4), []byte("three")}, false},
+		{put("/root", 5, []byte("five")), &stored{"/k", idKey(5), []byte("five")}, false},
+		{put("/root", 6, []byte("six")), &stored{"/root", idKey(6), []byte("six")}, true},
+	}
+	// Alone, and together in one batch (one read transaction, one cursor).
+	for _, c := range cases {
+		if err := s.commits.doChecked(s, c.fn, c.wrote); (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrCorrupt)) {
+			t.Errorf("%q alone: %v", c.wrote.key, err)
+		}
+	}
+	batch := make([]*write, len(cases))
+	for i, c := range cases {
+		batch[i] = &write{fn: c.fn, wrote: c.wrote}
+	}
+	for i, err := range s.runBatch(batch) {
+		if (err == nil) != cases[i].ok {
+			t.Errorf("%q in a batch: %v", cases[i].wrote.key, err)
+		}
+	}
+}
