@@ -2,7 +2,6 @@ package sanitize
 
 import (
 	"unicode/utf8"
-	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -28,14 +27,14 @@ const (
 // allocations. After it, the output is out followed by the span src[lo:hi],
 // which is extended while kept input is contiguous; textRun copies into out
 // directly, in bulk.
-type cleaner struct {
+type cleaner[T text] struct {
 	limit int  // > 0: cut to this many UTF-16 units
 	done  bool // the limit is certainly exceeded: the rest of the input is irrelevant
 
 	esc     uint8 // escape-sequence state, see escape.go
 	invalid bool  // the previous byte was part of an invalid UTF-8 sequence
 
-	src    string // the input being fed
+	src    T      // the input being fed
 	out    []byte // the output, except the span
 	lo, hi int    // the span: src[lo:hi] follows out
 	mat    bool   // out is in use (the output is no longer just the span)
@@ -57,17 +56,34 @@ type cleaner struct {
 	runAt [2]int  // their offsets in src, or -1
 }
 
-func (c *cleaner) olen() int { return len(c.out) + c.hi - c.lo }
+// text is what the cleaner reads: a string (Clean) or the bytes handed to
+// a Writer, read in place without a copy.
+type text interface{ string | []byte }
+
+// isNormal reports whether x is NFC.
+func isNormal[S text](x S) bool {
+	if b, ok := any(x).([]byte); ok {
+		return norm.NFC.IsNormal(b)
+	}
+	return norm.NFC.IsNormalString(string(x))
+}
+
+// head returns at most the first utf8.UTFMax bytes of s[i:] as a string,
+// short enough for the compiler to convert on the stack.
+func head[S text](s S, i int) string { return string(s[i:min(len(s), i+utf8.UTFMax)]) }
+
+func (c *cleaner[T]) olen() int { return len(c.out) + c.hi - c.lo }
 
 // materialize moves the output into out; from then on the span is appended
 // to out whenever it cannot be extended.
-func (c *cleaner) materialize() {
+func (c *cleaner[T]) materialize() {
 	n := c.hi - c.lo
 	want := len(c.src) - c.hi + n + 8
-	if c.limit > 0 {
+	if c.limit > 0 && c.limit < want/3 {
 		// The output never grows much past the limit: 3 bytes per unit at
-		// most, plus one open segment.
-		want = min(want, 3*c.limit+256)
+		// most, plus one open segment. (Compared by division, so that no
+		// limit overflows.)
+		want = 3*c.limit + 256
 	}
 	c.out = make([]byte, n, max(want, n+16))
 	copy(c.out, c.src[c.lo:c.hi])
@@ -76,7 +92,7 @@ func (c *cleaner) materialize() {
 }
 
 // flushSpan appends the pending span to out.
-func (c *cleaner) flushSpan() {
+func (c *cleaner[T]) flushSpan() {
 	if !c.mat {
 		c.materialize()
 		return
@@ -86,7 +102,7 @@ func (c *cleaner) flushSpan() {
 }
 
 // copySrc writes src[a:b]: it only extends the span when it can.
-func (c *cleaner) copySrc(a, b int) {
+func (c *cleaner[T]) copySrc(a, b int) {
 	if c.hi == a && c.lo != c.hi {
 		c.hi = b
 		return
@@ -94,14 +110,14 @@ func (c *cleaner) copySrc(a, b int) {
 	c.newSpan(a, b)
 }
 
-func (c *cleaner) newSpan(a, b int) {
+func (c *cleaner[T]) newSpan(a, b int) {
 	if c.lo != c.hi {
 		c.flushSpan()
 	}
 	c.lo, c.hi = a, b
 }
 
-func (c *cleaner) writeString(s string) {
+func (c *cleaner[T]) writeString(s string) {
 	c.flushSpan()
 	c.out = append(c.out, s...)
 }
@@ -110,7 +126,7 @@ func (c *cleaner) writeString(s string) {
 // segment if needed, and stops the cleaner once the output is certainly
 // longer than the limit. At that point the output so far is final (NFC
 // cannot change it any more) and is all the cut needs.
-func (c *cleaner) boundary() bool {
+func (c *cleaner[T]) boundary() bool {
 	if c.dirty || c.limit > 0 {
 		return c.boundarySlow()
 	}
@@ -118,7 +134,7 @@ func (c *cleaner) boundary() bool {
 	return true
 }
 
-func (c *cleaner) boundarySlow() bool {
+func (c *cleaner[T]) boundarySlow() bool {
 	if c.dirty {
 		c.normalize()
 	}
@@ -131,10 +147,10 @@ func (c *cleaner) boundarySlow() bool {
 }
 
 // normalize replaces the open segment with its NFC form.
-func (c *cleaner) normalize() {
+func (c *cleaner[T]) normalize() {
 	c.dirty = false
 	if n := len(c.out); c.seg >= n {
-		if norm.NFC.IsNormalString(c.src[c.lo+c.seg-n : c.hi]) {
+		if isNormal(c.src[c.lo+c.seg-n : c.hi]) {
 			return
 		}
 		c.flushSpan()
@@ -152,7 +168,7 @@ func (c *cleaner) normalize() {
 // keep prepares the output for a kept character other than a space or a
 // joiner, with properties p, and reports whether to write it. It is false
 // for a non-starter beyond the stream-safe limit, and once done.
-func (c *cleaner) keep(p props) bool {
+func (c *cleaner[T]) keep(p props) bool {
 	lead := p.lead()
 	if lead > 0 && c.ss+lead > maxNonStarters && !c.space && !(c.runN > 0 && c.runKept()) {
 		return false
@@ -179,7 +195,7 @@ func (c *cleaner) keep(p props) bool {
 }
 
 // keepRune writes the kept character src[a:b].
-func (c *cleaner) keepRune(p props, a, b int) {
+func (c *cleaner[T]) keepRune(p props, a, b int) {
 	if c.keep(p) {
 		c.copySrc(a, b)
 		c.units += 1 + (b-a)>>2 // 4-byte characters are surrogate pairs
@@ -187,7 +203,7 @@ func (c *cleaner) keepRune(p props, a, b int) {
 }
 
 // replacement writes U+FFFD for an invalid byte sequence.
-func (c *cleaner) replacement() {
+func (c *cleaner[T]) replacement() {
 	if c.keep(plain) {
 		c.writeString("\uFFFD")
 		c.units++
@@ -196,7 +212,7 @@ func (c *cleaner) replacement() {
 
 // flushPending resolves pending joiners and writes a pending space, before
 // a kept character.
-func (c *cleaner) flushPending() bool {
+func (c *cleaner[T]) flushPending() bool {
 	if c.runN > 0 && !c.endRun() {
 		return false
 	}
@@ -205,7 +221,7 @@ func (c *cleaner) flushPending() bool {
 
 // spaceChar handles a whitespace character at input offset at (-1 unless it
 // is a single ' ' byte): spaces collapse, and leading and trailing ones go.
-func (c *cleaner) spaceChar(at int) {
+func (c *cleaner[T]) spaceChar(at int) {
 	if c.runN > 0 && !c.endRun() {
 		return
 	}
@@ -215,7 +231,7 @@ func (c *cleaner) spaceChar(at int) {
 	c.space, c.spAt = true, at
 }
 
-func (c *cleaner) writeSpace() bool {
+func (c *cleaner[T]) writeSpace() bool {
 	c.space = false
 	if !c.boundary() {
 		return false
@@ -233,7 +249,7 @@ func (c *cleaner) writeSpace() bool {
 // joiner records one of the four invisible characters (U+200C, U+200D,
 // U+FE0E, U+FE0F) at input offset at. Joiners are held until the next kept
 // character shows whether they stand alone.
-func (c *cleaner) joiner(r rune, at int) {
+func (c *cleaner[T]) joiner(r rune, at int) {
 	if c.runN == 0 {
 		c.runOK = c.prev == prevVisible && !c.space
 	}
@@ -248,13 +264,13 @@ func (c *cleaner) joiner(r rune, at int) {
 // runKept reports whether the pending joiners survive: a single one directly
 // after a visible character, or U+FE0F U+200D (an emoji presentation selector
 // before a zero-width joiner, as in 🏳️‍🌈).
-func (c *cleaner) runKept() bool {
+func (c *cleaner[T]) runKept() bool {
 	return c.runOK && (c.runN == 1 || c.runN == 2 && c.run[0] == 0xFE0F && c.run[1] == 0x200D)
 }
 
 // endRun writes or drops the pending joiners; a non-joiner (or the end of
 // the input) follows them.
-func (c *cleaner) endRun() bool {
+func (c *cleaner[T]) endRun() bool {
 	kept := c.runKept()
 	n := c.runN
 	c.runN = 0
@@ -280,7 +296,7 @@ func (c *cleaner) endRun() bool {
 
 // finish ends the text: pending joiners are resolved, a pending space is
 // dropped and the last segment is normalized.
-func (c *cleaner) finish() {
+func (c *cleaner[T]) finish() {
 	if c.done {
 		return
 	}
@@ -295,14 +311,15 @@ func (c *cleaner) finish() {
 }
 
 // result returns the finished text, cut to the limit.
-func (c *cleaner) result() string {
+func (c *cleaner[T]) result() string {
 	var x string
 	if c.mat {
 		c.flushSpan()
-		// out is never written again: this is what strings.Builder does.
-		x = unsafe.String(unsafe.SliceData(c.out), len(c.out))
+		// A copy: out is reused (by a Writer) or may be, and a string
+		// handed out must never change.
+		x = string(c.out)
 	} else {
-		x = c.src[c.lo:c.hi]
+		x = string(c.src[c.lo:c.hi]) // T is string here: Writer output is materialized
 	}
 	if c.limit > 0 && c.units > c.limit {
 		return cut(x, c.limit)

@@ -3,7 +3,6 @@ package sanitize
 import (
 	"strings"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -305,7 +304,8 @@ func TestLimit(t *testing.T) {
 
 func TestAlreadyCleanIsReturnedAsIs(t *testing.T) {
 	for _, s := range []string{"plain ascii text", "naïve café 日本語 😀", "a\u200Db", "hello…"} {
-		if got := Clean(s, 0); got != s || unsafe.StringData(got) != unsafe.StringData(s) {
+		// Not allocating means s itself is returned: a copy would allocate.
+		if got := Clean(s, 0); got != s {
 			t.Errorf("Clean(%q) = %q", s, got)
 		}
 		if n := testing.AllocsPerRun(100, func() { Clean(s, 0) }); n != 0 {
