@@ -10,7 +10,7 @@ import (
 // enforces by inserting U+034F; the cleaner drops the excess instead.
 const maxNonStarters = 30
 
-// What the last character written to the output was, for the joiner rule.
+// What the last character written to the output was.
 const (
 	prevNone    uint8 = iota // nothing written yet
 	prevVisible              // a kept character other than a space or joiner
@@ -45,7 +45,8 @@ type cleaner[T text] struct {
 	segUnits int  // units before seg
 	dirty    bool // the open segment holds a character NFC may change
 
-	ss    int // non-starters at the end of the output, norm's counting
+	ss    int  // marks in the current grapheme cluster (see keep)
+	glue  bool // the next character continues the current cluster
 	prev  uint8
 	space bool // a space is pending: written only if a kept character follows
 	spAt  int  // offset in src of the pending space if it is one ' ' byte, or -1
@@ -54,6 +55,11 @@ type cleaner[T text] struct {
 	runOK bool    // the first pending joiner directly follows a visible character
 	run   [2]rune // the first two pending joiners
 	runAt [2]int  // their offsets in src, or -1
+
+	// The context of the joiner rule, see joiner.go.
+	jl     bool  // the last kept character that is not transparent joins to the left
+	k1, k2 uint8 // emoji kinds of the last two kept items
+	noLow  bool  // a ZWJ stands before a virama: no mark may sort before the virama
 }
 
 // text is what the cleaner reads: a string (Clean) or the bytes handed to
@@ -167,26 +173,58 @@ func (c *cleaner[T]) normalize() {
 
 // keep prepares the output for a kept character other than a space or a
 // joiner, with properties p, and reports whether to write it. It is false
-// for a non-starter beyond the stream-safe limit, and once done.
+// for a mark beyond the cap of the grapheme cluster, and once done.
+//
+// The mark count: a grapheme cluster keeps at most maxNonStarters marks,
+// counted as norm counts non-starters (their leading non-starters, a
+// starter's trailing ones), plus one for each mark norm does not count (a
+// mark or Extend character of class 0). The count restarts only at a
+// character that certainly starts a new cluster: a starter that is not a
+// mark, Extend, SpacingMark or Hangul V/T, and does not follow a Prepend
+// character, a Hangul L, a virama or a kept ZWJ (GB9b, GB6, GB9c and GB11
+// of UAX #29). Joiners and removed characters never restart it. Since no
+// run of non-starters spans a restart, norm's own stream-safe limit is
+// never reached either.
 func (c *cleaner[T]) keep(p props) bool {
-	lead := p.lead()
-	if lead > 0 && c.ss+lead > maxNonStarters && !c.space && !(c.runN > 0 && c.runKept()) {
+	if c.noLow && p.has(propLowCCC) {
 		return false
 	}
-	if c.runN > 0 && !c.endRun() {
+	base := p.starter() && !p.has(propCont)
+	add := p.lead()
+	if p.starter() {
+		add = p.trail()
+		if p.has(propCount) {
+			add++
+		}
+	}
+	// Decided before pending joiners are written, so that a dropped
+	// character leaves them pending; a pending joiner may glue.
+	if (!base || c.glue || c.runN > 0) && !c.space && c.ss+add > maxNonStarters {
+		return false
+	}
+	if c.runN > 0 && !c.endRun(p, true) {
 		return false
 	}
 	if c.space && !c.writeSpace() {
 		return false
 	}
-	if p.starter() && !c.boundary() {
-		return false
+	if p.starter() {
+		if !c.boundary() {
+			return false
+		}
+		c.noLow = false
 	}
-	if lead == 0 {
+	if base && !c.glue {
 		c.ss = p.trail()
 	} else {
-		c.ss += lead
+		c.ss += add
 	}
+	if base {
+		c.glue = p.has(propGlue)
+	} else if p.has(propGlue) {
+		c.glue = true
+	}
+	c.kept(p)
 	if !p.stable() {
 		c.dirty = true
 	}
@@ -211,9 +249,9 @@ func (c *cleaner[T]) replacement() {
 }
 
 // flushPending resolves pending joiners and writes a pending space, before
-// a kept character.
-func (c *cleaner[T]) flushPending() bool {
-	if c.runN > 0 && !c.endRun() {
+// a kept character with properties next.
+func (c *cleaner[T]) flushPending(next props) bool {
+	if c.runN > 0 && !c.endRun(next, true) {
 		return false
 	}
 	return !c.space || c.writeSpace()
@@ -222,7 +260,7 @@ func (c *cleaner[T]) flushPending() bool {
 // spaceChar handles a whitespace character at input offset at (-1 unless it
 // is a single ' ' byte): spaces collapse, and leading and trailing ones go.
 func (c *cleaner[T]) spaceChar(at int) {
-	if c.runN > 0 && !c.endRun() {
+	if c.runN > 0 && !c.endRun(0, false) {
 		return
 	}
 	if c.prev == prevNone || c.space {
@@ -242,55 +280,8 @@ func (c *cleaner[T]) writeSpace() bool {
 		c.writeString(" ")
 	}
 	c.units++
-	c.ss = 0
-	return true
-}
-
-// joiner records one of the four invisible characters (U+200C, U+200D,
-// U+FE0E, U+FE0F) at input offset at. Joiners are held until the next kept
-// character shows whether they stand alone.
-func (c *cleaner[T]) joiner(r rune, at int) {
-	if c.runN == 0 {
-		c.runOK = c.prev == prevVisible && !c.space
-	}
-	if c.runN < 2 {
-		c.run[c.runN], c.runAt[c.runN] = r, at
-	}
-	if c.runN < 3 {
-		c.runN++
-	}
-}
-
-// runKept reports whether the pending joiners survive: a single one directly
-// after a visible character, or U+FE0F U+200D (an emoji presentation selector
-// before a zero-width joiner, as in 🏳️‍🌈).
-func (c *cleaner[T]) runKept() bool {
-	return c.runOK && (c.runN == 1 || c.runN == 2 && c.run[0] == 0xFE0F && c.run[1] == 0x200D)
-}
-
-// endRun writes or drops the pending joiners; a non-joiner (or the end of
-// the input) follows them.
-func (c *cleaner[T]) endRun() bool {
-	kept := c.runKept()
-	n := c.runN
-	c.runN = 0
-	if !kept {
-		return true
-	}
-	for k := range n {
-		if !c.boundary() {
-			return false
-		}
-		if at := c.runAt[k]; at >= 0 {
-			c.copySrc(at, at+3) // all four joiners are 3 bytes long
-		} else {
-			c.flushSpan()
-			c.out = utf8.AppendRune(c.out, c.run[k])
-		}
-		c.units++
-	}
-	c.ss = 0
-	c.prev = prevJoiner
+	c.ss, c.glue, c.noLow = 0, false, false
+	c.jl, c.k2, c.k1 = false, c.k1, kOther
 	return true
 }
 
@@ -300,7 +291,7 @@ func (c *cleaner[T]) finish() {
 	if c.done {
 		return
 	}
-	if c.runN > 0 && !c.endRun() {
+	if c.runN > 0 && !c.endRun(0, false) {
 		return
 	}
 	c.space = false

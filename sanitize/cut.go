@@ -30,8 +30,8 @@ func units16[T string | []byte](s T) int {
 // cut shortens the clean text x, longer than limit units, to at most limit
 // units ending in an ellipsis: it keeps the longest run of whole grapheme
 // clusters that leaves room for the ellipsis, or, if not even the first
-// cluster fits, as many whole code points of it as fit. A space before the
-// ellipsis is dropped.
+// cluster fits, as many whole code points of it as fit. A space, and then
+// any of the four invisible characters, before the ellipsis are dropped.
 //
 // A prefix of an NFC text is NFC (composition only looks backward), and each
 // rule the cleaner enforces holds for a prefix too, so the result is clean.
@@ -40,7 +40,7 @@ func cut(x string, limit int) string {
 	if room < len(x) && isASCII(x[:room+1]) {
 		// Between two ASCII characters there is always a cluster
 		// boundary (CR LF, the exception, cannot occur here).
-		return strings.TrimSuffix(x[:room], " ") + ellipsis
+		return strings.TrimSuffix(x[:room], " ") + ellipsis // (no joiners in ASCII)
 	}
 	end, n := 0, 0
 	g := graphemes.FromString(x)
@@ -65,7 +65,20 @@ func cut(x string, limit int) string {
 			n += u
 		}
 	}
-	return strings.TrimSuffix(x[:end], " ") + ellipsis
+	return trimJoiners(strings.TrimSuffix(x[:end], " ")) + ellipsis
+}
+
+// trimJoiners drops the invisible characters at the end of a cut text: each
+// goes with what followed it, which the cut removed (and the ellipsis
+// gives none of them a context).
+func trimJoiners(x string) string {
+	for {
+		r, n := utf8.DecodeLastRuneInString(x)
+		if r != zwnj && r != zwj && r != vs15 && r != vs16 {
+			return x
+		}
+		x = x[:len(x)-n]
+	}
 }
 
 func isASCII(s string) bool {

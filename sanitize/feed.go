@@ -17,6 +17,13 @@ func (c *cleaner[T]) feed(s T, final bool) int {
 		b := s[i]
 		if b-0x21 < 0x5E { // printable ASCII other than space
 			c.invalid = false
+			if c.runN > 0 || c.glue {
+				// Pending joiners, or a cluster this character may
+				// continue: one character the slow way.
+				c.keepRune(lookup(rune(b)), i, i+1)
+				i++
+				continue
+			}
 			i = c.textRun(s, i)
 			continue
 		}
@@ -66,7 +73,7 @@ func (c *cleaner[T]) feed(s T, final bool) int {
 			continue
 		}
 		switch p := lookup(r); {
-		case p&runMask == runProps:
+		case p&runMask == runProps && c.runN == 0 && !c.glue:
 			i = c.textRun(s, i)
 			continue
 		case p.kind() == kindKeep:

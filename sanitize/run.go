@@ -8,9 +8,10 @@ import (
 )
 
 // A character a run may take: kept, NFC-stable, a starter, with no leading
-// non-starters (trailing ones, as in é, are fine).
+// non-starters (trailing ones, as in é, are fine), that starts a grapheme
+// cluster and does not glue the next character to its cluster.
 const (
-	runMask  = kindMask | propStable | propStarter | 3<<4
+	runMask  = kindMask | propStable | propStarter | 3<<4 | propCont | propGlue
 	runProps = kindKeep | propStable | propStarter
 )
 
@@ -32,7 +33,7 @@ const (
 // A space at the end of the run is given back as pending: whether it is
 // written depends on what follows.
 func (c *cleaner[T]) textRun(s T, i int) int {
-	if (c.runN > 0 || c.space) && !c.flushPending() {
+	if c.space && !c.writeSpace() { // (feed sends no pending joiners here)
 		return i
 	}
 	if (c.dirty || c.limit > 0) && !c.boundarySlow() {
@@ -171,6 +172,14 @@ func runTail[T, X text](c *cleaner[T], x X, start int) {
 		c.ss = lookup(r).trail()
 	}
 	c.prev = prevVisible
+	// Every character of a run starts its own cluster and is not
+	// transparent; only the last one is the joiners' context.
+	p := lookup(lastRuneOf(x))
+	c.glue, c.noLow = false, false
+	c.jl, c.k2, c.k1 = p.has(propJoinsLeft), kOther, kOther
+	if p.has(propExtPict) {
+		c.k1 = kExt
+	}
 	c.seg = start + last
 	if c.limit > 0 {
 		c.segUnits = c.units + units16(x[:last])
