@@ -34,11 +34,12 @@ type cleaner[T text] struct {
 	esc     uint8 // escape-sequence state, see escape.go
 	invalid bool  // the previous byte was part of an invalid UTF-8 sequence
 
-	src    T      // the input being fed
-	out    []byte // the output, except the span
-	lo, hi int    // the span: src[lo:hi] follows out
-	mat    bool   // out is in use (the output is no longer just the span)
-	tmp    []byte // scratch for normalizing a segment
+	src    T          // the input being fed
+	out    []byte     // the output, except the span
+	lo, hi int        // the span: src[lo:hi] follows out
+	mat    bool       // out is in use (the output is no longer just the span)
+	tmp    []byte     // scratch for normalizing a segment
+	it     *norm.Iter // normalizes a segment without allocating; made on first use
 
 	units    int  // with a limit: UTF-16 units written (the open segment not yet normalized)
 	seg      int  // output offset where the open NFC segment starts
@@ -66,12 +67,17 @@ type cleaner[T text] struct {
 // a Writer, read in place without a copy.
 type text interface{ string | []byte }
 
-// isNormal reports whether x is NFC.
-func isNormal[S text](x S) bool {
-	if b, ok := any(x).([]byte); ok {
-		return norm.NFC.IsNormal(b)
+// nfcAppend appends the NFC form of s to dst, with the iterator it.
+func nfcAppend[S text](it *norm.Iter, dst []byte, s S) []byte {
+	if b, ok := any(s).([]byte); ok {
+		it.Init(norm.NFC, b)
+	} else {
+		it.InitString(norm.NFC, string(s))
 	}
-	return norm.NFC.IsNormalString(string(x))
+	for !it.Done() {
+		dst = append(dst, it.Next()...)
+	}
+	return dst
 }
 
 // head returns at most the first utf8.UTFMax bytes of s[i:] as a string,
@@ -155,18 +161,24 @@ func (c *cleaner[T]) boundarySlow() bool {
 // normalize replaces the open segment with its NFC form.
 func (c *cleaner[T]) normalize() {
 	c.dirty = false
+	// One pass of norm's iterator, which allocates nothing once it exists;
+	// the result is compared with the segment rather than checked first
+	// with IsNormal, which would normalize it twice.
+	if c.it == nil {
+		c.it = new(norm.Iter)
+	}
 	if n := len(c.out); c.seg >= n {
-		if isNormal(c.src[c.lo+c.seg-n : c.hi]) {
+		seg := c.src[c.lo+c.seg-n : c.hi]
+		if c.tmp = nfcAppend(c.it, c.tmp[:0], seg); string(c.tmp) == string(seg) {
 			return
 		}
 		c.flushSpan()
 	} else {
 		c.flushSpan()
-		if norm.NFC.IsNormal(c.out[c.seg:]) {
+		if c.tmp = nfcAppend(c.it, c.tmp[:0], c.out[c.seg:]); string(c.tmp) == string(c.out[c.seg:]) {
 			return
 		}
 	}
-	c.tmp = norm.NFC.Append(c.tmp[:0], c.out[c.seg:]...)
 	c.out = append(c.out[:c.seg], c.tmp...)
 	c.units = c.segUnits + units16(c.tmp)
 }

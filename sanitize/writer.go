@@ -37,7 +37,7 @@ func NewWriter(dst io.Writer, limit int) *Writer {
 
 // Reset discards any unfinished text and starts a new one written to dst.
 func (w *Writer) Reset(dst io.Writer) {
-	w.c = cleaner[[]byte]{limit: w.limit, mat: true, out: w.c.out[:0], tmp: w.c.tmp}
+	w.c = cleaner[[]byte]{limit: w.limit, mat: true, out: w.c.out[:0], tmp: w.c.tmp, it: w.c.it}
 	w.dst, w.ncarry, w.err = dst, 0, nil
 }
 
