@@ -69,6 +69,9 @@ type text interface{ string | []byte }
 
 // nfcAppend appends the NFC form of s to dst, with the iterator it.
 func nfcAppend[S text](it *norm.Iter, dst []byte, s S) []byte {
+	if out, ok := fastNFC(dst, s); ok {
+		return out
+	}
 	if b, ok := any(s).([]byte); ok {
 		it.Init(norm.NFC, b)
 	} else {

@@ -53,6 +53,9 @@ const (
 
 	propViramaScript props = 1 << 22 // in a script with a virama: a ZWJ may stand between it and a virama
 
+	propNoDecomp props = 1 << 23 // no canonical decomposition (the fast NFC path, nfc.go)
+	// bits 24-31: Canonical_Combining_Class
+
 	// plain is the common case: a kept, NFC-stable starter with no
 	// non-starters in its decomposition.
 	plain = kindKeep | propStable | propStarter
@@ -64,6 +67,7 @@ func (p props) starter() bool    { return p&propStarter != 0 }
 func (p props) lead() int        { return int(p>>4) & 3 }
 func (p props) trail() int       { return int(p>>6) & 3 }
 func (p props) has(q props) bool { return p&q != 0 }
+func (p props) ccc() uint8        { return uint8(p >> 24) }
 
 // The properties of the BMP and plane 1 (emoji, historic scripts) are kept
 // in 256-entry blocks built on first use, so that a program pays only for
@@ -203,6 +207,10 @@ func normProps(r rune) props {
 			p |= propStable
 		}
 	}
+	if norm.NFD.Properties(b).Decomposition() == nil {
+		p |= propNoDecomp
+	}
+	p |= props(nfc.CCC()) << 24
 	lead, trail := nonStarters(r, b)
 	return p | props(lead)<<4 | props(trail)<<6
 }
