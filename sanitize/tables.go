@@ -67,7 +67,7 @@ func (p props) starter() bool    { return p&propStarter != 0 }
 func (p props) lead() int        { return int(p>>4) & 3 }
 func (p props) trail() int       { return int(p>>6) & 3 }
 func (p props) has(q props) bool { return p&q != 0 }
-func (p props) ccc() uint8        { return uint8(p >> 24) }
+func (p props) ccc() uint8       { return uint8(p >> 24) }
 
 // The properties of the BMP and plane 1 (emoji, historic scripts) are kept
 // in 256-entry blocks built on first use, so that a program pays only for
