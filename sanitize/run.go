@@ -205,6 +205,19 @@ func stops(w, prevSpace uint64) (m, sp uint64) {
 // with fewer than eight bytes left.
 func scanPlain[S text](s S, j int) int {
 	var prevSpace uint64
+	// 32 bytes at a time while no byte stops the run: the four words'
+	// checks are independent but for the space carried between them.
+	for j+32 <= len(s) {
+		m0, s0 := stops(load64(s, j), prevSpace)
+		m1, s1 := stops(load64(s, j+8), s0>>56)
+		m2, s2 := stops(load64(s, j+16), s1>>56)
+		m3, s3 := stops(load64(s, j+24), s2>>56)
+		if m0|m1|m2|m3 != 0 {
+			break
+		}
+		j += 32
+		prevSpace = s3 >> 56
+	}
 	for j+8 <= len(s) {
 		m, sp := stops(load64(s, j), prevSpace)
 		if m != 0 {
