@@ -46,7 +46,7 @@ func runCases(t *testing.T, cases []cleanCase) {
 	}
 }
 
-// The leaks found in peer libraries (SPEC §5).
+// The leaks found in peer libraries.
 func TestKnownLeaks(t *testing.T) {
 	runCases(t, []cleanCase{
 		{name: "C1 CSI", in: "a\u009b31mb", want: "ab"},
