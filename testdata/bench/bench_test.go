@@ -48,7 +48,7 @@ func run(b *testing.B, f func(string) string) {
 	}
 }
 
-// sanitize.Clean with no limit: every rule of SPEC §5.
+// sanitize.Clean with no limit: every rule of the sanitizer.
 func BenchmarkClean(b *testing.B) {
 	run(b, func(s string) string { return sanitize.Clean(s, 0) })
 }
