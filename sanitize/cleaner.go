@@ -2,7 +2,6 @@ package sanitize
 
 import (
 	"unicode/utf8"
-	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -11,7 +10,7 @@ import (
 // enforces by inserting U+034F; the cleaner drops the excess instead.
 const maxNonStarters = 30
 
-// What the last character written to the output was, for the joiner rule.
+// What the last character written to the output was.
 const (
 	prevNone    uint8 = iota // nothing written yet
 	prevVisible              // a kept character other than a space or joiner
@@ -28,25 +27,27 @@ const (
 // allocations. After it, the output is out followed by the span src[lo:hi],
 // which is extended while kept input is contiguous; textRun copies into out
 // directly, in bulk.
-type cleaner struct {
+type cleaner[T text] struct {
 	limit int  // > 0: cut to this many UTF-16 units
 	done  bool // the limit is certainly exceeded: the rest of the input is irrelevant
 
 	esc     uint8 // escape-sequence state, see escape.go
 	invalid bool  // the previous byte was part of an invalid UTF-8 sequence
 
-	src    string // the input being fed
-	out    []byte // the output, except the span
-	lo, hi int    // the span: src[lo:hi] follows out
-	mat    bool   // out is in use (the output is no longer just the span)
-	tmp    []byte // scratch for normalizing a segment
+	src    T          // the input being fed
+	out    []byte     // the output, except the span
+	lo, hi int        // the span: src[lo:hi] follows out
+	mat    bool       // out is in use (the output is no longer just the span)
+	tmp    []byte     // scratch for normalizing a segment
+	it     *norm.Iter // normalizes a segment without allocating; made on first use
 
 	units    int  // with a limit: UTF-16 units written (the open segment not yet normalized)
 	seg      int  // output offset where the open NFC segment starts
 	segUnits int  // units before seg
 	dirty    bool // the open segment holds a character NFC may change
 
-	ss    int // non-starters at the end of the output, norm's counting
+	ss    int  // marks in the current grapheme cluster (see keep)
+	glue  bool // the next character continues the current cluster
 	prev  uint8
 	space bool // a space is pending: written only if a kept character follows
 	spAt  int  // offset in src of the pending space if it is one ' ' byte, or -1
@@ -55,19 +56,49 @@ type cleaner struct {
 	runOK bool    // the first pending joiner directly follows a visible character
 	run   [2]rune // the first two pending joiners
 	runAt [2]int  // their offsets in src, or -1
+
+	// The context of the joiner rule, see joiner.go.
+	jl     bool  // the last kept character that is not transparent joins to the left
+	k1, k2 uint8 // emoji kinds of the last two kept items
+	noLow  bool  // a ZWJ stands before a virama: no mark may sort before the virama
 }
 
-func (c *cleaner) olen() int { return len(c.out) + c.hi - c.lo }
+// text is what the cleaner reads: a string (Clean) or the bytes handed to
+// a Writer, read in place without a copy.
+type text interface{ string | []byte }
+
+// nfcAppend appends the NFC form of s to dst, with the iterator it.
+func nfcAppend[S text](it *norm.Iter, dst []byte, s S) []byte {
+	if out, ok := fastNFC(dst, s); ok {
+		return out
+	}
+	if b, ok := any(s).([]byte); ok {
+		it.Init(norm.NFC, b)
+	} else {
+		it.InitString(norm.NFC, string(s))
+	}
+	for !it.Done() {
+		dst = append(dst, it.Next()...)
+	}
+	return dst
+}
+
+// head returns at most the first utf8.UTFMax bytes of s[i:] as a string,
+// short enough for the compiler to convert on the stack.
+func head[S text](s S, i int) string { return string(s[i:min(len(s), i+utf8.UTFMax)]) }
+
+func (c *cleaner[T]) olen() int { return len(c.out) + c.hi - c.lo }
 
 // materialize moves the output into out; from then on the span is appended
 // to out whenever it cannot be extended.
-func (c *cleaner) materialize() {
+func (c *cleaner[T]) materialize() {
 	n := c.hi - c.lo
 	want := len(c.src) - c.hi + n + 8
-	if c.limit > 0 {
+	if c.limit > 0 && c.limit < want/3 {
 		// The output never grows much past the limit: 3 bytes per unit at
-		// most, plus one open segment.
-		want = min(want, 3*c.limit+256)
+		// most, plus one open segment. (Compared by division, so that no
+		// limit overflows.)
+		want = 3*c.limit + 256
 	}
 	c.out = make([]byte, n, max(want, n+16))
 	copy(c.out, c.src[c.lo:c.hi])
@@ -76,7 +107,7 @@ func (c *cleaner) materialize() {
 }
 
 // flushSpan appends the pending span to out.
-func (c *cleaner) flushSpan() {
+func (c *cleaner[T]) flushSpan() {
 	if !c.mat {
 		c.materialize()
 		return
@@ -86,7 +117,7 @@ func (c *cleaner) flushSpan() {
 }
 
 // copySrc writes src[a:b]: it only extends the span when it can.
-func (c *cleaner) copySrc(a, b int) {
+func (c *cleaner[T]) copySrc(a, b int) {
 	if c.hi == a && c.lo != c.hi {
 		c.hi = b
 		return
@@ -94,14 +125,14 @@ func (c *cleaner) copySrc(a, b int) {
 	c.newSpan(a, b)
 }
 
-func (c *cleaner) newSpan(a, b int) {
+func (c *cleaner[T]) newSpan(a, b int) {
 	if c.lo != c.hi {
 		c.flushSpan()
 	}
 	c.lo, c.hi = a, b
 }
 
-func (c *cleaner) writeString(s string) {
+func (c *cleaner[T]) writeString(s string) {
 	c.flushSpan()
 	c.out = append(c.out, s...)
 }
@@ -110,7 +141,7 @@ func (c *cleaner) writeString(s string) {
 // segment if needed, and stops the cleaner once the output is certainly
 // longer than the limit. At that point the output so far is final (NFC
 // cannot change it any more) and is all the cut needs.
-func (c *cleaner) boundary() bool {
+func (c *cleaner[T]) boundary() bool {
 	if c.dirty || c.limit > 0 {
 		return c.boundarySlow()
 	}
@@ -118,7 +149,7 @@ func (c *cleaner) boundary() bool {
 	return true
 }
 
-func (c *cleaner) boundarySlow() bool {
+func (c *cleaner[T]) boundarySlow() bool {
 	if c.dirty {
 		c.normalize()
 	}
@@ -131,46 +162,84 @@ func (c *cleaner) boundarySlow() bool {
 }
 
 // normalize replaces the open segment with its NFC form.
-func (c *cleaner) normalize() {
+func (c *cleaner[T]) normalize() {
 	c.dirty = false
+	// One pass of norm's iterator, which allocates nothing once it exists;
+	// the result is compared with the segment rather than checked first
+	// with IsNormal, which would normalize it twice.
+	if c.it == nil {
+		c.it = new(norm.Iter)
+	}
 	if n := len(c.out); c.seg >= n {
-		if norm.NFC.IsNormalString(c.src[c.lo+c.seg-n : c.hi]) {
+		seg := c.src[c.lo+c.seg-n : c.hi]
+		if c.tmp = nfcAppend(c.it, c.tmp[:0], seg); string(c.tmp) == string(seg) {
 			return
 		}
 		c.flushSpan()
 	} else {
 		c.flushSpan()
-		if norm.NFC.IsNormal(c.out[c.seg:]) {
+		if c.tmp = nfcAppend(c.it, c.tmp[:0], c.out[c.seg:]); string(c.tmp) == string(c.out[c.seg:]) {
 			return
 		}
 	}
-	c.tmp = norm.NFC.Append(c.tmp[:0], c.out[c.seg:]...)
 	c.out = append(c.out[:c.seg], c.tmp...)
 	c.units = c.segUnits + units16(c.tmp)
 }
 
 // keep prepares the output for a kept character other than a space or a
 // joiner, with properties p, and reports whether to write it. It is false
-// for a non-starter beyond the stream-safe limit, and once done.
-func (c *cleaner) keep(p props) bool {
-	lead := p.lead()
-	if lead > 0 && c.ss+lead > maxNonStarters && !c.space && !(c.runN > 0 && c.runKept()) {
+// for a mark beyond the cap of the grapheme cluster, and once done.
+//
+// The mark count: a grapheme cluster keeps at most maxNonStarters marks,
+// counted as norm counts non-starters (their leading non-starters, a
+// starter's trailing ones), plus one for each mark norm does not count (a
+// mark or Extend character of class 0). The count restarts only at a
+// character that certainly starts a new cluster: a starter that is not a
+// mark, Extend, SpacingMark or Hangul V/T, and does not follow a Prepend
+// character, a Hangul L, a virama or a kept ZWJ (GB9b, GB6, GB9c and GB11
+// of UAX #29). Joiners and removed characters never restart it. Since no
+// run of non-starters spans a restart, norm's own stream-safe limit is
+// never reached either.
+func (c *cleaner[T]) keep(p props) bool {
+	if c.noLow && p.has(propLowCCC) {
 		return false
 	}
-	if c.runN > 0 && !c.endRun() {
+	base := p.starter() && !p.has(propCont)
+	add := p.lead()
+	if p.starter() {
+		add = p.trail()
+		if p.has(propCount) {
+			add++
+		}
+	}
+	// Decided before pending joiners are written, so that a dropped
+	// character leaves them pending; a pending joiner may glue.
+	if (!base || c.glue || c.runN > 0) && !c.space && c.ss+add > maxNonStarters {
+		return false
+	}
+	if c.runN > 0 && !c.endRun(p, true) {
 		return false
 	}
 	if c.space && !c.writeSpace() {
 		return false
 	}
-	if p.starter() && !c.boundary() {
-		return false
+	if p.starter() {
+		if !c.boundary() {
+			return false
+		}
+		c.noLow = false
 	}
-	if lead == 0 {
+	if base && !c.glue {
 		c.ss = p.trail()
 	} else {
-		c.ss += lead
+		c.ss += add
 	}
+	if base {
+		c.glue = p.has(propGlue)
+	} else if p.has(propGlue) {
+		c.glue = true
+	}
+	c.kept(p)
 	if !p.stable() {
 		c.dirty = true
 	}
@@ -179,7 +248,7 @@ func (c *cleaner) keep(p props) bool {
 }
 
 // keepRune writes the kept character src[a:b].
-func (c *cleaner) keepRune(p props, a, b int) {
+func (c *cleaner[T]) keepRune(p props, a, b int) {
 	if c.keep(p) {
 		c.copySrc(a, b)
 		c.units += 1 + (b-a)>>2 // 4-byte characters are surrogate pairs
@@ -187,7 +256,7 @@ func (c *cleaner) keepRune(p props, a, b int) {
 }
 
 // replacement writes U+FFFD for an invalid byte sequence.
-func (c *cleaner) replacement() {
+func (c *cleaner[T]) replacement() {
 	if c.keep(plain) {
 		c.writeString("\uFFFD")
 		c.units++
@@ -195,9 +264,9 @@ func (c *cleaner) replacement() {
 }
 
 // flushPending resolves pending joiners and writes a pending space, before
-// a kept character.
-func (c *cleaner) flushPending() bool {
-	if c.runN > 0 && !c.endRun() {
+// a kept character with properties next.
+func (c *cleaner[T]) flushPending(next props) bool {
+	if c.runN > 0 && !c.endRun(next, true) {
 		return false
 	}
 	return !c.space || c.writeSpace()
@@ -205,8 +274,8 @@ func (c *cleaner) flushPending() bool {
 
 // spaceChar handles a whitespace character at input offset at (-1 unless it
 // is a single ' ' byte): spaces collapse, and leading and trailing ones go.
-func (c *cleaner) spaceChar(at int) {
-	if c.runN > 0 && !c.endRun() {
+func (c *cleaner[T]) spaceChar(at int) {
+	if c.runN > 0 && !c.endRun(0, false) {
 		return
 	}
 	if c.prev == prevNone || c.space {
@@ -215,7 +284,7 @@ func (c *cleaner) spaceChar(at int) {
 	c.space, c.spAt = true, at
 }
 
-func (c *cleaner) writeSpace() bool {
+func (c *cleaner[T]) writeSpace() bool {
 	c.space = false
 	if !c.boundary() {
 		return false
@@ -226,65 +295,18 @@ func (c *cleaner) writeSpace() bool {
 		c.writeString(" ")
 	}
 	c.units++
-	c.ss = 0
-	return true
-}
-
-// joiner records one of the four invisible characters (U+200C, U+200D,
-// U+FE0E, U+FE0F) at input offset at. Joiners are held until the next kept
-// character shows whether they stand alone.
-func (c *cleaner) joiner(r rune, at int) {
-	if c.runN == 0 {
-		c.runOK = c.prev == prevVisible && !c.space
-	}
-	if c.runN < 2 {
-		c.run[c.runN], c.runAt[c.runN] = r, at
-	}
-	if c.runN < 3 {
-		c.runN++
-	}
-}
-
-// runKept reports whether the pending joiners survive: a single one directly
-// after a visible character, or U+FE0F U+200D (an emoji presentation selector
-// before a zero-width joiner, as in 🏳️‍🌈).
-func (c *cleaner) runKept() bool {
-	return c.runOK && (c.runN == 1 || c.runN == 2 && c.run[0] == 0xFE0F && c.run[1] == 0x200D)
-}
-
-// endRun writes or drops the pending joiners; a non-joiner (or the end of
-// the input) follows them.
-func (c *cleaner) endRun() bool {
-	kept := c.runKept()
-	n := c.runN
-	c.runN = 0
-	if !kept {
-		return true
-	}
-	for k := range n {
-		if !c.boundary() {
-			return false
-		}
-		if at := c.runAt[k]; at >= 0 {
-			c.copySrc(at, at+3) // all four joiners are 3 bytes long
-		} else {
-			c.flushSpan()
-			c.out = utf8.AppendRune(c.out, c.run[k])
-		}
-		c.units++
-	}
-	c.ss = 0
-	c.prev = prevJoiner
+	c.ss, c.glue, c.noLow = 0, false, false
+	c.jl, c.k2, c.k1 = false, c.k1, kOther
 	return true
 }
 
 // finish ends the text: pending joiners are resolved, a pending space is
 // dropped and the last segment is normalized.
-func (c *cleaner) finish() {
+func (c *cleaner[T]) finish() {
 	if c.done {
 		return
 	}
-	if c.runN > 0 && !c.endRun() {
+	if c.runN > 0 && !c.endRun(0, false) {
 		return
 	}
 	c.space = false
@@ -295,14 +317,15 @@ func (c *cleaner) finish() {
 }
 
 // result returns the finished text, cut to the limit.
-func (c *cleaner) result() string {
+func (c *cleaner[T]) result() string {
 	var x string
 	if c.mat {
 		c.flushSpan()
-		// out is never written again: this is what strings.Builder does.
-		x = unsafe.String(unsafe.SliceData(c.out), len(c.out))
+		// A copy: out is reused (by a Writer) or may be, and a string
+		// handed out must never change.
+		x = string(c.out)
 	} else {
-		x = c.src[c.lo:c.hi]
+		x = string(c.src[c.lo:c.hi]) // T is string here: Writer output is materialized
 	}
 	if c.limit > 0 && c.units > c.limit {
 		return cut(x, c.limit)

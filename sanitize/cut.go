@@ -1,7 +1,9 @@
 package sanitize
 
 import (
+	"math/bits"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/clipperhouse/uax29/v2/graphemes"
@@ -12,10 +14,15 @@ import (
 const ellipsis = "…"
 
 // units16 returns the length of the valid UTF-8 text s in UTF-16 code units:
-// one per character, two for a character outside the BMP.
-func units16[T string | []byte](s T) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
+// one per character, two for a character outside the BMP. It counts eight
+// bytes at a time: every byte but a continuation byte starts a character,
+// and a 4-byte lead (0xF0 and up) adds the second unit.
+func units16[T text](s T) int {
+	n, i := 0, 0
+	for ; i+8 <= len(s); i += 8 {
+		n += wordUnits(load64(s, i))
+	}
+	for ; i < len(s); i++ {
 		b := s[i]
 		if b&0xC0 != 0x80 {
 			n++
@@ -27,11 +34,22 @@ func units16[T string | []byte](s T) int {
 	return n
 }
 
+// wordUnits is units16 of the eight bytes in w.
+func wordUnits(w uint64) int {
+	cont := w &^ (w << 1) & msb                      // 10xxxxxx
+	four := w & (w << 1) & (w << 2) & (w << 3) & msb // 1111xxxx
+	return 8 - bits.OnesCount64(cont) + bits.OnesCount64(four)
+}
+
+// cutLookBack bounds how far back from the cut a known boundary is looked
+// for, in bytes; without one the segmentation starts at the beginning.
+const cutLookBack = 1024
+
 // cut shortens the clean text x, longer than limit units, to at most limit
 // units ending in an ellipsis: it keeps the longest run of whole grapheme
 // clusters that leaves room for the ellipsis, or, if not even the first
-// cluster fits, as many whole code points of it as fit. A space before the
-// ellipsis is dropped.
+// cluster fits, as many whole code points of it as fit. A space, and then
+// any of the four invisible characters, before the ellipsis are dropped.
 //
 // A prefix of an NFC text is NFC (composition only looks backward), and each
 // rule the cleaner enforces holds for a prefix too, so the result is clean.
@@ -40,32 +58,74 @@ func cut(x string, limit int) string {
 	if room < len(x) && isASCII(x[:room+1]) {
 		// Between two ASCII characters there is always a cluster
 		// boundary (CR LF, the exception, cannot occur here).
-		return strings.TrimSuffix(x[:room], " ") + ellipsis
+		return strings.TrimSuffix(x[:room], " ") + ellipsis // (no joiners in ASCII)
 	}
-	end, n := 0, 0
-	g := graphemes.FromString(x)
-	for g.Next() {
-		u := units16(g.Value())
+	// p is where the room ends: the longest run of whole code points that
+	// fits. The cut is the last cluster boundary at or before it.
+	p, n := 0, 0
+	for p < len(x) {
+		// Up to eight bytes at a time while they surely fit, ending on a
+		// character boundary (at most three bytes back).
+		if p+9 <= len(x) && n+8 <= room {
+			k := 8
+			for x[p+k]&0xC0 == 0x80 {
+				k--
+			}
+			if k > 4 {
+				w := load64(x, p) & (1<<(8*k) - 1) // the k bytes, zeros after
+				n += wordUnits(w) - (8 - k)
+				p += k
+				continue
+			}
+		}
+		size, u := 1, 1
+		switch b := x[p]; {
+		case b >= 0xF0:
+			size, u = 4, 2
+		case b >= 0xE0:
+			size = 3
+		case b >= 0xC0:
+			size = 2
+		}
 		if n+u > room {
 			break
 		}
 		n += u
-		end = g.End()
+		p += size
 	}
-	if end == 0 {
-		for i, r := range x {
-			u := 1
-			if r > 0xFFFF {
-				u = 2
-			}
-			if n+u > room {
-				end = i
-				break
-			}
-			n += u
+	// Segment from a boundary found by looking back a little, not from the
+	// start: there is one before every space that does not follow a Prepend
+	// character (no rule of UAX #29 joins a space to what precedes it
+	// otherwise).
+	start := 0
+	for q := p - 1; q > 0 && q >= p-cutLookBack; q-- {
+		if x[q] == ' ' && !unicode.Is(gcbPrepend, lastRuneOf(x[:q])) {
+			start = q
+			break
 		}
 	}
-	return strings.TrimSuffix(x[:end], " ") + ellipsis
+	end := start
+	g := graphemes.FromString(x[start:])
+	for g.Next() && start+g.End() <= p {
+		end = start + g.End()
+	}
+	if end == 0 {
+		end = p // not even the first cluster fits: cut it at a code point
+	}
+	return trimJoiners(strings.TrimSuffix(x[:end], " ")) + ellipsis
+}
+
+// trimJoiners drops the invisible characters at the end of a cut text: each
+// goes with what followed it, which the cut removed (and the ellipsis
+// gives none of them a context).
+func trimJoiners(x string) string {
+	for {
+		r, n := utf8.DecodeLastRuneInString(x)
+		if r != zwnj && r != zwj && r != vs15 && r != vs16 {
+			return x
+		}
+		x = x[:len(x)-n]
+	}
 }
 
 func isASCII(s string) bool {

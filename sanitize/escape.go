@@ -17,7 +17,7 @@ const (
 // ends an aborted sequence is not consumed: it is processed as text. If s
 // ends inside the sequence, c.esc keeps the state for the next piece; at the
 // end of the input, the unterminated sequence is thus removed entirely.
-func (c *cleaner) escape(s string, i int) int {
+func (c *cleaner[T]) escape(s T, i int) int {
 	for i < len(s) {
 		b := s[i]
 		switch c.esc {

@@ -6,7 +6,7 @@ import "unicode/utf8"
 // s ends with an incomplete UTF-8 sequence, feed stops before it and returns
 // its offset, so the caller can prepend it to the next piece; otherwise it
 // returns len(s) (or less once the cleaner is done).
-func (c *cleaner) feed(s string, final bool) int {
+func (c *cleaner[T]) feed(s T, final bool) int {
 	c.src = s
 	c.spAt, c.runAt = -1, [2]int{-1, -1} // offsets into an earlier piece
 	i := 0
@@ -17,6 +17,13 @@ func (c *cleaner) feed(s string, final bool) int {
 		b := s[i]
 		if b-0x21 < 0x5E { // printable ASCII other than space
 			c.invalid = false
+			if c.runN > 0 || c.glue {
+				// Pending joiners, or a cluster this character may
+				// continue: one character the slow way.
+				c.keepRune(lookup(rune(b)), i, i+1)
+				i++
+				continue
+			}
 			i = c.textRun(s, i)
 			continue
 		}
@@ -37,7 +44,7 @@ func (c *cleaner) feed(s string, final bool) int {
 		}
 		r, size := decode(s, i)
 		if size == 0 {
-			if !final && !utf8.FullRuneInString(s[i:]) {
+			if !final && !utf8.FullRuneInString(head(s, i)) {
 				return i
 			}
 			// One U+FFFD per maximal run of bytes that are not part of a
@@ -66,7 +73,7 @@ func (c *cleaner) feed(s string, final bool) int {
 			continue
 		}
 		switch p := lookup(r); {
-		case p&runMask == runProps:
+		case p&runMask == runProps && c.runN == 0 && !c.glue:
 			i = c.textRun(s, i)
 			continue
 		case p.kind() == kindKeep:
@@ -83,9 +90,10 @@ func (c *cleaner) feed(s string, final bool) int {
 
 // detach copies everything the cleaner still refers to in src, for a
 // caller that is about to reuse the memory behind it.
-func (c *cleaner) detach() {
+func (c *cleaner[T]) detach() {
 	c.flushSpan()
-	c.src, c.lo, c.hi = "", 0, 0
+	var none T
+	c.src, c.lo, c.hi = none, 0, 0
 	c.spAt, c.runAt = -1, [2]int{-1, -1}
 }
 
@@ -93,7 +101,7 @@ func (c *cleaner) detach() {
 // in bytes, or length 0 if the bytes there are not a complete, valid UTF-8
 // encoding (Unicode Table 3-7: no overlongs, surrogates or values past
 // U+10FFFF). The common 2- and 3-byte forms are decoded inline.
-func decode(s string, i int) (rune, int) {
+func decode[S text](s S, i int) (rune, int) {
 	if b0 := s[i]; b0 >= 0xC2 && b0 < 0xF0 && i+2 < len(s) {
 		b1, b2 := s[i+1], s[i+2]
 		if b0 < 0xE0 {
@@ -109,8 +117,8 @@ func decode(s string, i int) (rune, int) {
 	return decodeSlow(s, i)
 }
 
-func decodeSlow(s string, i int) (rune, int) {
-	r, n := utf8.DecodeRuneInString(s[i:])
+func decodeSlow[S text](s S, i int) (rune, int) {
+	r, n := utf8.DecodeRuneInString(head(s, i))
 	if r == utf8.RuneError && n == 1 {
 		return 0, 0
 	}

@@ -54,6 +54,12 @@ var fuzzTokens = [...]string{
 	"\u0915", "\u094D", "\u0CC6", "\u0CD5", "\u0F73", "\uFF9E", "\u212B", "\U0001D15E", "\u064E", "\u0651",
 	"\u1100", "\u1161", "\u11A8", "\uAC00", "\uAC01",
 	"😀", "👨", "🏳", "🌈", "🇯", "🇵", "\u20E3", "\U0001F3FD", "…", "\uFFFD", "ا", "ی",
+	// The second edition's rules: braille blank, private use, unassigned,
+	// reserved emoji, viramas and Indic letters, joining letters, marks
+	// that do not restart the count, keycap bases, prepend, text-style
+	// bases.
+	"\u2800", "\uE000", "\U00040000", "\u0378", "\U0001FAF9", "\u094D", "\u09CD", "র", "য", "ب", "ر", "\u064E",
+	"\u20DD", "\u093E", "\u0E31", "#", "*", "\u0D4E", "\u263A", "\u2764", "\U0001F441", "\U0001F5E8",
 }
 
 func tokens(data []byte) string {

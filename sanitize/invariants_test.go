@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/clipperhouse/uax29/v2/graphemes"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -17,16 +18,113 @@ import (
 func isJoiner(r rune) bool { return r == 0x200C || r == 0x200D || r == 0xFE0E || r == 0xFE0F }
 
 // removedRune reports whether r belongs to a class that must never appear in
-// the output (SPEC §5 rule 3, plus ESC and C1 from rule 2).
+// the output: controls, ESC and C1, format characters but the joiners,
+// default ignorables, noncharacters, other variation selectors, private use,
+// and unassigned code points that are not reserved for emoji.
 func removedRune(r rune) bool {
 	switch {
 	case r < 0x20 || r == 0x7F || 0x80 <= r && r <= 0x9F:
 		return true
-	case r == 0x200C || r == 0x200D || r == 0xFE0E || r == 0xFE0F:
+	case isJoiner(r):
+		return false
+	case !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs):
+		return !unicode.Is(extPict, r) // Cn
+	}
+	return unicode.In(r, unicode.Cf, unicode.Co, unicode.Other_Default_Ignorable_Code_Point,
+		unicode.Noncharacter_Code_Point, unicode.Variation_Selector)
+}
+
+// isSpaceRune reports whether r is whitespace that must become ' '.
+func isSpaceRune(r rune) bool { return unicode.IsSpace(r) || r == 0x2800 }
+
+// joinerViolation checks the joiner at rs[k] against its context in the
+// output, straight from the Unicode tables; it returns "" if the joiner has
+// a visible effect there.
+func joinerViolation(rs []rune, k int) string {
+	at := func(i int) rune {
+		if i < 0 || i >= len(rs) {
+			return -1
+		}
+		return rs[i]
+	}
+	r, prev, next := rs[k], at(k-1), at(k+1)
+	if prev < 0 || prev == ' ' {
+		return "not after a visible character"
+	}
+	if isJoiner(prev) && !(prev == 0xFE0F && r == 0x200D) {
+		return "next to another joiner"
+	}
+	ccc := func(r rune) uint8 {
+		if r < 0 {
+			return 0
+		}
+		return norm.NFC.PropertiesString(string(r)).CCC()
+	}
+	// The letter before, transparent marks and non-starters skipped.
+	joinsLeftBefore := func() bool {
+		for i := k - 1; i >= 0; i-- {
+			q := rs[i]
+			if unicode.Is(joinTransparent, q) || !norm.NFC.PropertiesString(string(q)).BoundaryBefore() {
+				continue
+			}
+			return unicode.Is(joinsLeft, q)
+		}
 		return false
 	}
-	return unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point,
-		unicode.Noncharacter_Code_Point, unicode.Variation_Selector)
+	joining := next >= 0 && unicode.Is(joinsRight, next) && joinsLeftBefore()
+	ext := func(r rune) bool { return r >= 0 && unicode.Is(extPict, r) }
+	elementEnd := ext(prev) || (prev == 0xFE0F || unicode.Is(emojiModifier, prev)) && ext(at(k-2))
+	keycap := prev == '#' || prev == '*' || '0' <= prev && prev <= '9'
+	ok := false
+	switch r {
+	case 0x200C:
+		ok = ccc(prev) == 9 || joining
+	case 0x200D:
+		ok = ccc(prev) == 9 || ccc(next) == 9 && unicode.IsOneOf(viramaScripts, prev) || elementEnd && ext(next) || joining
+	case 0xFE0E:
+		ok = !keycap && unicode.Is(textVariation, prev)
+	case 0xFE0F:
+		ok = keycap && next == 0x20E3 || !keycap && (unicode.Is(emojiVariation, prev) ||
+			ext(prev) && (next == 0x200D && ext(at(k+2)) || at(k-2) == 0x200D))
+	}
+	if !ok {
+		return "out of its context"
+	}
+	return ""
+}
+
+// clusterMarks returns the largest number of marks in one grapheme cluster
+// of s (as uax29 segments it), counted as norm counts non-starters plus
+// one for each mark of class 0.
+func clusterMarks(s string) int {
+	most := 0
+	g := graphemes.FromString(s)
+	for g.Next() {
+		n := 0
+		for _, r := range g.Value() {
+			p := norm.NFKD.PropertiesString(string(r))
+			d := p.Decomposition()
+			if d == nil {
+				d = []byte(string(r))
+			}
+			starter := norm.NFC.PropertiesString(string(r)).BoundaryBefore()
+			ns := 0
+			for i := 0; i < len(d); {
+				q := norm.NFKC.Properties(d[i:])
+				if !q.BoundaryBefore() {
+					ns++
+				}
+				i += q.Size()
+			}
+			// A mark norm does not count counts once.
+			if ns == 0 && starter && !isJoiner(r) && (unicode.Is(unicode.M, r) || unicode.Is(gcbExtend, r)) {
+				ns = 1
+			}
+			n += ns
+		}
+		most = max(most, n)
+	}
+	return most
 }
 
 func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
@@ -47,7 +145,7 @@ func violations(in string, limit int, out string) []string {
 		if removedRune(r) {
 			bad("removed character %U at rune %d", r, k)
 		}
-		if unicode.IsSpace(r) && r != ' ' {
+		if isSpaceRune(r) && r != ' ' {
 			bad("whitespace %U not flattened at rune %d", r, k)
 		}
 		if r == ' ' && (k == 0 || k == len(rs)-1 || rs[k-1] == ' ') {
@@ -61,24 +159,16 @@ func violations(in string, limit int, out string) []string {
 			marks = 0
 		}
 	}
-	// Joiners: each maximal run is one joiner or U+FE0F U+200D, directly
-	// after a character that is not a space.
-	for k := 0; k < len(rs); k++ {
-		if !isJoiner(rs[k]) {
-			continue
+	// Joiners: each one in a context that gives it a visible effect.
+	for k, r := range rs {
+		if isJoiner(r) {
+			if why := joinerViolation(rs, k); why != "" {
+				bad("joiner %U at rune %d: %s", r, k, why)
+			}
 		}
-		j := k
-		for j < len(rs) && isJoiner(rs[j]) {
-			j++
-		}
-		run := string(rs[k:j])
-		if run != string(rs[k]) && run != "\uFE0F\u200D" {
-			bad("joiners %+q next to each other at rune %d", run, k)
-		}
-		if k == 0 || rs[k-1] == ' ' {
-			bad("joiner %+q not after a visible character at rune %d", run, k)
-		}
-		k = j
+	}
+	if n := clusterMarks(out); n > maxNonStarters {
+		bad("%d marks in one grapheme cluster", n)
 	}
 	if !norm.NFC.IsNormalString(out) {
 		bad("not NFC")

@@ -5,13 +5,13 @@ import (
 	"math/bits"
 	"slices"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // A character a run may take: kept, NFC-stable, a starter, with no leading
-// non-starters (trailing ones, as in é, are fine).
+// non-starters (trailing ones, as in é, are fine), that starts a grapheme
+// cluster and does not glue the next character to its cluster.
 const (
-	runMask  = kindMask | propStable | propStarter | 3<<4
+	runMask  = kindMask | propStable | propStarter | 3<<4 | propCont | propGlue
 	runProps = kindKeep | propStable | propStarter
 )
 
@@ -32,8 +32,8 @@ const (
 //
 // A space at the end of the run is given back as pending: whether it is
 // written depends on what follows.
-func (c *cleaner) textRun(s string, i int) int {
-	if (c.runN > 0 || c.space) && !c.flushPending() {
+func (c *cleaner[T]) textRun(s T, i int) int {
+	if c.space && !c.writeSpace() { // (feed sends no pending joiners here)
 		return i
 	}
 	if (c.dirty || c.limit > 0) && !c.boundarySlow() {
@@ -45,7 +45,12 @@ func (c *cleaner) textRun(s string, i int) int {
 	// cleaner if the limit is passed. Without one, units are not counted.
 	end := len(s)
 	if c.limit > 0 {
-		end = min(end, i+max(c.limit+1-c.units, utf8.UTFMax))
+		// Written so that no limit, however large, overflows: room is
+		// only added to i when it is smaller than what is left of s.
+		if room := c.limit - c.units; room < len(s)-i {
+			end = i + max(room+1, utf8.UTFMax)
+			end = min(end, len(s))
+		}
 	}
 	mat := c.mat
 	if !mat && c.lo != c.hi && c.hi != i {
@@ -145,28 +150,41 @@ loop:
 		}
 	}
 	// The open segment is the last character: a mark may still follow.
-	var x string // the output's last bytes
 	if mat {
-		x = unsafe.String(unsafe.SliceData(c.out[start:]), len(c.out)-start)
+		runTail(c, c.out[start:], start)
 	} else {
-		x = c.src[c.lo+start : c.hi]
+		runTail(c, c.src[c.lo+start:c.hi], start)
 	}
+	return j
+}
+
+// runTail sets the state after a text run whose output x was written at
+// output offset start: the open segment is its last character, since a
+// mark may still follow.
+func runTail[T, X text](c *cleaner[T], x X, start int) {
 	last := len(x) - 1
 	for x[last] >= 0x80 && x[last] < 0xC0 {
 		last--
 	}
 	c.ss = 0
 	if x[last] >= 0x80 {
-		r, _ := decode(x, last)
+		r, _ := utf8.DecodeRuneInString(head(x, last))
 		c.ss = lookup(r).trail()
 	}
 	c.prev = prevVisible
+	// Every character of a run starts its own cluster and is not
+	// transparent; only the last one is the joiners' context.
+	p := lookup(lastRuneOf(x))
+	c.glue, c.noLow = false, false
+	c.jl, c.k2, c.k1 = p.has(propJoinsLeft), kOther, kOther
+	if p.has(propExtPict) {
+		c.k1 = kExt
+	}
 	c.seg = start + last
 	if c.limit > 0 {
 		c.segUnits = c.units + units16(x[:last])
 		c.units = c.segUnits + units16(x[last:])
 	}
-	return j
 }
 
 // stops marks (with 0x80) the bytes of w, eight bytes of input, that a run
@@ -185,8 +203,21 @@ func stops(w, prevSpace uint64) (m, sp uint64) {
 // s[j:], where s[j] is one that the run takes and j+8 <= len(s), reading
 // eight bytes at a time: it stops at the first byte it does not take or
 // with fewer than eight bytes left.
-func scanPlain(s string, j int) int {
+func scanPlain[S text](s S, j int) int {
 	var prevSpace uint64
+	// 32 bytes at a time while no byte stops the run: the four words'
+	// checks are independent but for the space carried between them.
+	for j+32 <= len(s) {
+		m0, s0 := stops(load64(s, j), prevSpace)
+		m1, s1 := stops(load64(s, j+8), s0>>56)
+		m2, s2 := stops(load64(s, j+16), s1>>56)
+		m3, s3 := stops(load64(s, j+24), s2>>56)
+		if m0|m1|m2|m3 != 0 {
+			break
+		}
+		j += 32
+		prevSpace = s3 >> 56
+	}
 	for j+8 <= len(s) {
 		m, sp := stops(load64(s, j), prevSpace)
 		if m != 0 {
@@ -205,7 +236,7 @@ func scanPlain(s string, j int) int {
 // copies: they are the common interruptions, and going round textRun's
 // switch for each costs more than the work itself. It is a leaf apart from
 // those two calls, so that its loop keeps its state in registers.
-func copyPlain(out []byte, o int, s string, j int) (int, int) {
+func copyPlain[S text](out []byte, o int, s S, j int) (int, int) {
 	var prevSpace uint64 // s[j] is not a space after a space
 	for j+8 <= len(s) {
 		w := load64(s, j)
@@ -249,7 +280,7 @@ func copyPlain(out []byte, o int, s string, j int) (int, int) {
 // reserve flushes the span and makes room in out for n more bytes, plus 8
 // for an 8-byte store at the end. It returns out at full capacity and the
 // output length.
-func (c *cleaner) reserve(n int) ([]byte, int) {
+func (c *cleaner[T]) reserve(n int) ([]byte, int) {
 	if c.lo != c.hi {
 		c.out = append(c.out, c.src[c.lo:c.hi]...)
 		c.lo = c.hi
@@ -264,7 +295,7 @@ func (c *cleaner) reserve(n int) ([]byte, int) {
 // Room is reserved in out for the rest of s plus 8 bytes, so it copies in
 // 8-byte stores while the loads stay inside s; that beats copy's call for
 // the short words it mostly gets.
-func copyChars(out []byte, o int, s string, j, k int) int {
+func copyChars[S text](out []byte, o int, s S, j, k int) int {
 	n := k - j
 	if k+8 > len(s) {
 		return o + copy(out[o:], s[j:k])
@@ -275,34 +306,29 @@ func copyChars(out []byte, o int, s string, j, k int) int {
 	return o + n
 }
 
-// The hot loop reads and writes through these after checking the bounds
-// itself (j < len(s), j+8 <= len(s), room reserved in out): the compiler
-// cannot prove those checks, and repeating them costs about 8%.
+// The hot loop reads and writes through these small helpers, with the
+// ordinary bounds checks: the package uses no unsafe.
 
-func byteAt(s string, i int) byte {
-	return *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
+func byteAt[S text](s S, i int) byte { return s[i] }
+
+// load64 reads s[i:i+8] as a little-endian word; the compiler turns the
+// eight loads into one.
+func load64[S text](s S, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-func load64(s string, i int) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i)), 8))
-}
+func store64(b []byte, i int, v uint64) { binary.LittleEndian.PutUint64(b[i:i+8], v) }
 
-func store64(b []byte, i int, v uint64) {
-	binary.LittleEndian.PutUint64(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)), 8), v)
-}
+func byteAtB(b []byte, i int) byte { return b[i] }
 
-func byteAtB(b []byte, i int) byte {
-	return *(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))
-}
-
-func store8(b []byte, i int, v byte) {
-	*(*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)) = v
-}
+func store8(b []byte, i int, v byte) { b[i] = v }
 
 // csiEnd returns the end of the complete CSI sequence (ESC [ parameters
 // intermediates final) at s[j], which is ESC, or -1 if there is none. The
 // common short sequence is found inline.
-func csiEnd(s string, j int) int {
+func csiEnd[S text](s S, j int) int {
 	if j+18 <= len(s) && byteAt(s, j+1) == '[' {
 		// Parameters and intermediates are 0x20-0x3F; x marks the bytes
 		// outside, in the next 16 (SGR's "38;5;208" is 8).
@@ -323,7 +349,7 @@ func csiEnd(s string, j int) int {
 	return csiEndSlow(s, j)
 }
 
-func csiEndSlow(s string, j int) int {
+func csiEndSlow[S text](s S, j int) int {
 	if j+1 >= len(s) || byteAt(s, j+1) != '[' {
 		return -1
 	}
@@ -353,7 +379,7 @@ func csiEndSlow(s string, j int) int {
 // runProps that starts at s[k], or k if the first is not one. It stops
 // early at a character whose table block is not built yet. It calls
 // nothing, so that its loop runs in registers.
-func plainChars(s string, k int) int {
+func plainChars[S text](s S, k int) int {
 	var blk *[256]props
 	hi := rune(-1) // the block blk is for
 	for k < len(s) {

@@ -20,7 +20,7 @@ func Source(s string) string { return Clean(s, SourceLimit) }
 // Clean(Clean(s, n), n) == Clean(s, n). If s is already clean and short
 // enough, Clean returns s itself without allocating.
 func Clean(s string, limit int) string {
-	c := cleaner{limit: limit}
+	c := cleaner[string]{limit: limit}
 	c.feed(s, true)
 	c.finish()
 	return c.result()

@@ -3,7 +3,6 @@ package sanitize
 import (
 	"strings"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -47,7 +46,7 @@ func runCases(t *testing.T, cases []cleanCase) {
 	}
 }
 
-// The leaks found in peer libraries (SPEC §5).
+// The leaks found in peer libraries.
 func TestKnownLeaks(t *testing.T) {
 	runCases(t, []cleanCase{
 		{name: "C1 CSI", in: "a\u009b31mb", want: "ab"},
@@ -150,7 +149,7 @@ func TestVariationSelectorSmuggling(t *testing.T) {
 		{name: "Mongolian selectors", in: "a\u180B\u180C\u180D\u180F\u180Eb", want: "ab"},
 		{name: "FE0F twice", in: "❤\uFE0F\uFE0F", want: "❤"},
 		{name: "FE0E then FE0F", in: "a\uFE0E\uFE0Fb", want: "ab"},
-		{name: "FE0F before a payload selector", in: "a\uFE0F\uFE01b", want: "a\uFE0Fb"},
+		{name: "FE0F before a payload selector", in: "\u2764\uFE0F\uFE01b", want: "\u2764\uFE0Fb"},
 	})
 }
 
@@ -179,9 +178,9 @@ func TestZeroWidthEncodings(t *testing.T) {
 		{name: "joiners separated by an escape sequence", in: "a\u200D\x1b[0m\u200Cb", want: "ab"},
 		{name: "leading joiner", in: "\u200Dab", want: "ab"},
 		{name: "joiner after a space", in: "a \u200Db", want: "a b"},
-		{name: "joiner before a space", in: "a\u200D b", want: "a\u200D b"},
-		{name: "trailing joiner", in: "ab\u200D", want: "ab\u200D"},
-		{name: "one joiner per character survives", in: "a\u200Cb\u200Dc", want: "a\u200Cb\u200Dc"},
+		{name: "joiner before a space", in: "a\u200D b", want: "a b"},
+		{name: "trailing joiner", in: "ab\u200D", want: "ab"},
+		{name: "no joiner between Latin letters", in: "a\u200Cb\u200Dc", want: "abc"},
 		{name: "default ignorables", in: "a\u034F\u115F\u1160\u3164\uFFA0\u17B4\u17B5b", want: "ab"},
 	})
 }
@@ -194,7 +193,7 @@ func TestZalgo(t *testing.T) {
 		{name: "marks at the start", in: marks, want: marks[:30*2]},
 		{name: "marks after a space", in: "a " + marks, want: "a " + marks[:30*2]},
 		{name: "cap counts across removed characters", in: "a" + marks[:40] + "\u200B" + marks[:40], want: "a" + marks[:30*2]},
-		{name: "joiner ends a run", in: "a" + marks[:60] + "\u200D" + marks[:60], want: "a" + marks[:60] + "\u200D" + marks[:60]},
+		{name: "a joiner does not restart the count", in: "a" + marks[:60] + "\u200D" + marks[:60], want: "a" + marks[:60]},
 		{name: "dropped joiners do not end a run", in: "a" + marks[:40] + "\u200D\u200C" + marks[:40], want: "a" + marks[:60]},
 		{name: "zalgo text is only normalized", in: zalgo, want: norm.NFC.String(zalgo)},
 		{name: "Hangul vowel jamo counted like marks", in: "a" + strings.Repeat("\u1161", 40), want: "a" + strings.Repeat("\u1161", 30)},
@@ -210,7 +209,7 @@ func TestSurvivors(t *testing.T) {
 		"مرحبا بالعالم", "שלום עולם", "می‌خواهم کتاب‌ها را بخوانم", "هم‌اکنون",
 		"हिन्दी", "क्‍ष", "ക്‍", "தமிழ்", "বাংলা", "ไทย", "한국어 텍스트", "日本語のテキスト", "中文",
 		"Ελληνικά", "Русский текст", "Tiếng Việt", "naïve café", "ﷺ", "Å", "🏴", "ⓐ",
-		"x\u20E3", "\uFFFD", "\uE000 private use",
+		"x\u20E3", "\uFFFD",
 	} {
 		runCases(t, []cleanCase{{name: s, in: s, want: s}, {name: s + " as a message", in: s, limit: MessageLimit, want: s}})
 		if got := Clean(s, 0); got != s {
@@ -294,7 +293,8 @@ func TestLimit(t *testing.T) {
 		{name: "long cluster cut at a code point", in: "👨‍👩‍👧‍👦", limit: 6, want: "👨\u200D👩…"},
 		{name: "first cluster longer than the room", in: "e" + strings.Repeat("\u0336", 20) + "f", limit: 10, want: "e" + strings.Repeat("\u0336", 8) + "…"},
 		{name: "keycap stays whole", in: "1️⃣2️⃣3️⃣", limit: 7, want: "1️⃣2️⃣…"},
-		{name: "joiner before the ellipsis", in: "a\u200D bc", limit: 3, want: "a\u200D…"},
+		{name: "joiner before the ellipsis", in: "👨\u200D👩\u200D👧", limit: 4, want: "👨…"},
+		{name: "FE0F before the ellipsis", in: "1\uFE0F\u20E3\u0301", limit: 3, want: "1…"},
 		{name: "NFC shrinks below the limit", in: strings.Repeat("e\u0301", 6), limit: 6, want: "éééééé"},
 		{name: "NFC grows past the limit", in: strings.Repeat("\u0958", 4), limit: 6, want: "\u0915\u093C\u0915\u093C…"},
 		{name: "mark on the last ASCII letter that fits", in: "abcd\u0336efg", limit: 5, want: "abc…"},
@@ -304,8 +304,9 @@ func TestLimit(t *testing.T) {
 }
 
 func TestAlreadyCleanIsReturnedAsIs(t *testing.T) {
-	for _, s := range []string{"plain ascii text", "naïve café 日本語 😀", "a\u200Db", "hello…"} {
-		if got := Clean(s, 0); got != s || unsafe.StringData(got) != unsafe.StringData(s) {
+	for _, s := range []string{"plain ascii text", "naïve café 日本語 😀", "می\u200Cخواهم", "hello…"} {
+		// Not allocating means s itself is returned: a copy would allocate.
+		if got := Clean(s, 0); got != s {
 			t.Errorf("Clean(%q) = %q", s, got)
 		}
 		if n := testing.AllocsPerRun(100, func() { Clean(s, 0) }); n != 0 {

@@ -1,5 +1,7 @@
 package sanitize
 
+//go:generate go run ./internal/ucdgen -dir testdata/ucd/15.0.0 -out ucd_tables.go
+
 import (
 	"sync"
 	"sync/atomic"
@@ -10,7 +12,7 @@ import (
 )
 
 // props packs what the cleaner needs to know about one code point into a
-// byte, so that the hot loop does a single table load per character:
+// word, so that the hot loop does a single table load per character:
 //
 //	bits 0-1  kind: keep, remove, space or joiner (the four invisibles)
 //	bit  2    stable: NFC leaves it alone whatever follows (NFC_QC=Yes, ccc 0,
@@ -18,7 +20,9 @@ import (
 //	bit  3    starter: an NFC segment starts here (norm's BoundaryBefore)
 //	bits 4-5  leading non-starters, in norm's stream-safe counting
 //	bits 6-7  trailing non-starters, in norm's stream-safe counting
-type props uint8
+//	bits 8-   the contexts of the joiner rule and the grapheme-cluster mark
+//	          count, below
+type props uint32
 
 const (
 	kindKeep   props = 0
@@ -30,16 +34,40 @@ const (
 	propStable  props = 1 << 2
 	propStarter props = 1 << 3
 
+	propExtPict   props = 1 << 8  // Extended_Pictographic: an emoji ZWJ sequence element
+	propEmojiMod  props = 1 << 9  // a skin-tone modifier
+	propVirama    props = 1 << 10 // Canonical_Combining_Class 9
+	propLowCCC    props = 1 << 11 // Canonical_Combining_Class 1-8: sorts before a virama
+	propJoinsLeft props = 1 << 12 // Joining_Type L or D
+	propJoinsRt   props = 1 << 13 // Joining_Type R or D
+	propTransp    props = 1 << 14 // Joining_Type T, or a non-starter: skipped when looking for a joining letter
+	propTextVS    props = 1 << 15 // has a variation sequence with U+FE0E
+	propEmojiVS   props = 1 << 16 // has a variation sequence with U+FE0F
+	propKeycap    props = 1 << 17 // # * 0-9: U+FE0F only before U+20E3, U+FE0E never
+	propKeycapEnd props = 1 << 18 // U+20E3 COMBINING ENCLOSING KEYCAP
+
+	// The grapheme-cluster mark count (see cleaner.keep).
+	propCont  props = 1 << 19 // never starts a cluster: a mark, Extend, SpacingMark, Hangul V or T
+	propCount props = 1 << 20 // a starter that counts as one mark (a mark norm does not count)
+	propGlue  props = 1 << 21 // what follows continues the cluster: Prepend, Hangul L, virama
+
+	propViramaScript props = 1 << 22 // in a script with a virama: a ZWJ may stand between it and a virama
+
+	propNoDecomp props = 1 << 23 // no canonical decomposition (the fast NFC path, nfc.go)
+	// bits 24-31: Canonical_Combining_Class
+
 	// plain is the common case: a kept, NFC-stable starter with no
 	// non-starters in its decomposition.
 	plain = kindKeep | propStable | propStarter
 )
 
-func (p props) kind() props   { return p & kindMask }
-func (p props) stable() bool  { return p&propStable != 0 }
-func (p props) starter() bool { return p&propStarter != 0 }
-func (p props) lead() int     { return int(p>>4) & 3 }
-func (p props) trail() int    { return int(p>>6) & 3 }
+func (p props) kind() props      { return p & kindMask }
+func (p props) stable() bool     { return p&propStable != 0 }
+func (p props) starter() bool    { return p&propStarter != 0 }
+func (p props) lead() int        { return int(p>>4) & 3 }
+func (p props) trail() int       { return int(p>>6) & 3 }
+func (p props) has(q props) bool { return p&q != 0 }
+func (p props) ccc() uint8       { return uint8(p >> 24) }
 
 // The properties of the BMP and plane 1 (emoji, historic scripts) are kept
 // in 256-entry blocks built on first use, so that a program pays only for
@@ -88,24 +116,76 @@ func buildBlock(i rune) *[256]props {
 // classify computes the properties of r from the Unicode tables. See the
 // package documentation for the policy.
 func classify(r rune) props {
-	return kindOf(r) | normProps(r)
+	p := kindOf(r) | normProps(r)
+	return p | contextProps(r, p)
 }
 
 func kindOf(r rune) props {
 	switch {
 	case r == 0x200C || r == 0x200D || r == 0xFE0E || r == 0xFE0F:
 		return kindJoiner
-	case unicode.IsSpace(r):
+	case unicode.IsSpace(r), r == 0x2800: // U+2800 BRAILLE PATTERN BLANK draws as a space
 		return kindSpace
 	case r < 0x20 || 0x7F <= r && r < 0xA0, // C0, DEL, C1 (U+0085 is a space)
 		0xD800 <= r && r <= 0xDFFF, // surrogates never decode, but be total
 		unicode.Is(unicode.Cf, r),
+		unicode.Is(unicode.Co, r),
 		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
 		unicode.Is(unicode.Noncharacter_Code_Point, r),
 		unicode.Is(unicode.Variation_Selector, r):
 		return kindRemove
+	case !assigned(r) && !unicode.Is(extPict, r):
+		// Unassigned (Cn) in the tables linked in: a terminal draws it as
+		// nothing. The emoji ranges Unicode reserves are kept, so that
+		// emoji newer than the tables survive.
+		return kindRemove
 	}
 	return kindKeep
+}
+
+// assigned reports whether r has a General_Category other than Cn in the
+// unicode package.
+func assigned(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z,
+		unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs)
+}
+
+// contextProps derives the joiner-rule and cluster bits of r, whose kind
+// and normalization bits are p.
+func contextProps(r rune, p props) props {
+	var q props
+	set := func(bit props, ok bool) {
+		if ok {
+			q |= bit
+		}
+	}
+	ccc := cccOf(r)
+	set(propExtPict, unicode.Is(extPict, r))
+	set(propEmojiMod, unicode.Is(emojiModifier, r))
+	set(propVirama, ccc == 9)
+	set(propLowCCC, ccc > 0 && ccc < 9)
+	set(propJoinsLeft, unicode.Is(joinsLeft, r))
+	set(propJoinsRt, unicode.Is(joinsRight, r))
+	set(propTransp, unicode.Is(joinTransparent, r) || !p.starter())
+	set(propTextVS, unicode.Is(textVariation, r))
+	set(propEmojiVS, unicode.Is(emojiVariation, r))
+	set(propKeycap, r == '#' || r == '*' || '0' <= r && r <= '9')
+	set(propKeycapEnd, r == 0x20E3)
+	set(propViramaScript, unicode.IsOneOf(viramaScripts, r))
+	if p.kind() != kindKeep {
+		return q
+	}
+	mark := unicode.Is(unicode.M, r) || unicode.Is(gcbExtend, r)
+	cont := mark || unicode.Is(gcbVT, r) || !p.starter()
+	set(propCont, cont)
+	set(propCount, cont && p.starter() && p.lead() == 0 && mark)
+	set(propGlue, ccc == 9 || unicode.Is(gcbPrepend, r) || unicode.Is(gcbL, r))
+	return q
+}
+
+func cccOf(r rune) uint8 {
+	var buf [utf8.UTFMax]byte
+	return norm.NFC.Properties(buf[:utf8.EncodeRune(buf[:], r)]).CCC()
 }
 
 // normProps derives the normalization bits of r from the public norm API.
@@ -127,6 +207,10 @@ func normProps(r rune) props {
 			p |= propStable
 		}
 	}
+	if norm.NFD.Properties(b).Decomposition() == nil {
+		p |= propNoDecomp
+	}
+	p |= props(nfc.CCC()) << 24
 	lead, trail := nonStarters(r, b)
 	return p | props(lead)<<4 | props(trail)<<6
 }

@@ -20,7 +20,7 @@ func TestTableMatchesUnicode(t *testing.T) {
 		switch {
 		case isJoiner(r):
 			want = kindJoiner
-		case unicode.IsSpace(r):
+		case isSpaceRune(r):
 			want = kindSpace
 		case removedRune(r):
 			want = kindRemove

@@ -3,7 +3,6 @@ package sanitize
 import (
 	"io"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // A Writer cleans one text that arrives in pieces, such as a long line read
@@ -23,7 +22,7 @@ import (
 type Writer struct {
 	dst    io.Writer
 	limit  int
-	c      cleaner
+	c      cleaner[[]byte]
 	carry  [2 * utf8.UTFMax]byte // an incomplete UTF-8 sequence from the last Write
 	ncarry int
 	err    error
@@ -38,7 +37,7 @@ func NewWriter(dst io.Writer, limit int) *Writer {
 
 // Reset discards any unfinished text and starts a new one written to dst.
 func (w *Writer) Reset(dst io.Writer) {
-	w.c = cleaner{limit: w.limit, mat: true, out: w.c.out[:0], tmp: w.c.tmp}
+	w.c = cleaner[[]byte]{limit: w.limit, mat: true, out: w.c.out[:0], tmp: w.c.tmp, it: w.c.it}
 	w.dst, w.ncarry, w.err = dst, 0, nil
 }
 
@@ -85,11 +84,11 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// feed runs the cleaner over p without copying it: the cleaner reads the
-// string only during the call, and never keeps it (its output is always
-// materialized in a Writer).
+// feed runs the cleaner over p in place, then detaches the cleaner from it
+// (p may change after Write returns): everything the output still needs
+// from p is copied into the Writer's buffer.
 func (w *Writer) feed(p []byte, final bool) int {
-	m := w.c.feed(unsafe.String(unsafe.SliceData(p), len(p)), final)
+	m := w.c.feed(p, final)
 	w.c.detach()
 	if w.c.done {
 		return len(p)

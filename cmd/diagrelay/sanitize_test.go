@@ -198,3 +198,19 @@ func measure(f func() (int, string)) (alloc uint64, code int, stderr string) {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc, code, stderr
 }
+
+// --limit 9223372036854775807 crashed the command: the limit arithmetic
+// overflowed. Any limit the flag accepts works, and a huge one is no limit.
+func TestSanitizeCommandMaxIntLimit(t *testing.T) {
+	in := "hello world\n\x1b[31mred\x1b[0m e\u0301 " + strings.Repeat("word ", 3000) + "\n"
+	_, want, _ := runSanitizeCmd(t, in, "--limit", "0")
+	for _, limit := range []string{"9223372036854775807", "9223372036854775806", "3074457345618258603", "4611686018427387904"} {
+		code, out, errs := runSanitizeCmd(t, in, "--limit", limit)
+		if code != 0 || out != want || errs != "" {
+			t.Errorf("sanitize --limit %s: exit %d, stdout %.40q, stderr %q; want 0 and the unlimited output", limit, code, out, errs)
+		}
+	}
+	if code, _, errs := runSanitizeCmd(t, in, "--limit", "9223372036854775808"); code != 2 || !strings.Contains(errs, "usage:") {
+		t.Errorf("sanitize --limit 2^63: exit %d, stderr %q; want a usage error", code, errs)
+	}
+}
