@@ -45,11 +45,6 @@ var (
 	parseInterspersed = cli.ParseInterspersed
 )
 
-var sanitizeHelp = help{
-	Usage: "sanitize [--source] [--limit N] [-z]",
-	Short: "clean stdin line by line as reports are cleaned",
-}
-
 // childEnv is the environment of the child-side commands.
 var childEnv = []string{
 	"DIAGRELAY_SOCKET  the service's Unix socket, set by the manager host",

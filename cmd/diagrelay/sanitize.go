@@ -11,25 +11,24 @@ import (
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
-// runSanitize is the sanitizer as a filter: each input line (or NUL-ended
-// record with -z) becomes one sanitized output line (or record); the last
-// one gets its terminator even if the input lacked it. It streams: a record
-// is never held whole, so a 100 MB line takes a few hundred KiB.
-// Exit 0 at the end of the input, 1 on a read or write error, 2 on a usage
-// error.
+// sanitizeHelp: the filter streams, a record is never held whole, so a
+// 100 MB line takes a few hundred KiB.
+var sanitizeHelp = help{
+	Usage: "sanitize [--source] [--limit N] [-z]",
+	Short: "clean stdin line by line as reports are cleaned",
+	Long: `
+Cleans each line of stdin (each NUL-ended record with -z) as diagnostics are
+cleaned: escape sequences, controls and invisible characters removed,
+whitespace flattened, NFC, the length limit. Writes one line (record) per
+input line to stdout; the last gets its terminator even if the input lacked it.`,
+	Exit: []string{"0  the input ended", "1  a read or write error", "2  usage error"},
+}
+
 func runSanitize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sanitize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("sanitize", stderr, &sanitizeHelp)
 	source := fs.Bool("source", false, "apply the source-name limit ("+strconv.Itoa(sanitize.SourceLimit)+") instead of the message limit")
 	limit := fs.Int("limit", sanitize.MessageLimit, "cut each record to `N` UTF-16 code units (0: no limit); overrides --source")
 	nul := fs.Bool("z", false, "records end with NUL instead of newline, in and out")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: diagrelay sanitize [--source] [--limit N] [-z]")
-		fmt.Fprintln(stderr, "Cleans each line of stdin as diagnostics are cleaned (escape sequences,")
-		fmt.Fprintln(stderr, "controls and invisible characters removed, whitespace flattened, NFC,")
-		fmt.Fprintln(stderr, "length limit) and writes it to stdout.")
-		fs.PrintDefaults()
-	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
