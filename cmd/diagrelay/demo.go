@@ -29,11 +29,12 @@ func init() {
 
 // runDemo: exit 0 after printing the transcript, 1 if the scenario or the
 // output failed, 2 on a usage error.
-func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runDemo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the transcript as one JSON document instead of text")
 	mode := fs.String("mode", string(relay.ModeRPC), "the parent session's `mode`: tui, rpc or print")
+	live := fs.Bool("watch", false, "run the session tree on the real clock through an embedded serve and watch it live (demo_watch.go)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: diagrelay demo [--json] [--mode tui|rpc|print]")
 		fmt.Fprintln(stderr, "Runs a session tree with well-behaved, noisy and hostile child extensions")
@@ -47,6 +48,9 @@ func runDemo(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "diagrelay demo: unexpected argument %s\n", strconv.QuoteToASCII(fs.Arg(0)))
 		fs.Usage()
 		return 2
+	}
+	if *live {
+		return runDemoWatch(stdin, stdout, stderr)
 	}
 	m, err := relay.ParseMode(*mode)
 	if err != nil {
