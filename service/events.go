@@ -231,9 +231,32 @@ func (s *subscriber) pop(now func() time.Time) (event, bool) {
 	return ev, true
 }
 
+// eventShare is the most of a connection's outgoing frames that events may
+// take: the rest stays free for replies and ui.notify, which must not wait
+// behind a backlog of events.
+const eventShare = outQueue / 2
+
+// awaitRoom waits until the connection's outgoing frames leave room for
+// an event, or reports false once the connection ends. The writer gives no
+// signal when it takes a frame, so while the host is behind this looks
+// again every millisecond; a host that keeps up never waits here.
+func (s *subscriber) awaitRoom() bool {
+	for len(s.c.out) >= eventShare {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-s.c.stop:
+			return false
+		case <-s.c.s.closing:
+			return false
+		}
+	}
+	return true
+}
+
 // run writes queued events to the connection until it ends. It waits for
-// room among the connection's outgoing frames, so a host that does not
-// read stalls only this goroutine, while push goes on counting losses.
+// room among the connection's outgoing frames (within eventShare), so a
+// host that does not read stalls only this goroutine, while push goes on
+// counting losses.
 func (s *subscriber) run(h *eventHub) {
 	defer h.remove(s.c)
 	for {
@@ -250,6 +273,9 @@ func (s *subscriber) run(h *eventHub) {
 			b, err := json.Marshal(notification{JSONRPC: "2.0", Method: "event", Params: ev})
 			if err != nil {
 				continue // strings and numbers only: cannot happen
+			}
+			if !s.awaitRoom() {
+				return
 			}
 			select {
 			case s.c.out <- append(b, '\n'):
