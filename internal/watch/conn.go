@@ -76,15 +76,20 @@ var ErrClosed = errors.New("watch: connection closed")
 // about 1.5 MB.
 const maxFrame = 64 << 20
 
+// helloTimeout bounds the connection and the hello.
+const helloTimeout = 10 * time.Second
+
 // Dial connects to the socket and says hello with the host token (ASCII
 // whitespace around it is ignored, so a token file's contents work as they
 // are).
 func Dial(socket, token string) (*Conn, error) {
-	nc, err := net.Dial("unix", socket)
+	nc, err := net.DialTimeout("unix", socket, helloTimeout)
 	if err != nil {
 		return nil, err
 	}
 	c := &Conn{nc: nc, pending: make(map[int]chan reply), events: make(chan Event, 256), done: make(chan struct{})}
+	// Something that is not serve may accept and never answer.
+	nc.SetDeadline(time.Now().Add(helloTimeout))
 	go c.read()
 	var hello struct {
 		Role string `json:"role"`
@@ -97,6 +102,7 @@ func Dial(socket, token string) (*Conn, error) {
 		nc.Close()
 		return nil, errors.New("session.hello: the token is not the host token")
 	}
+	nc.SetDeadline(time.Time{})
 	return c, nil
 }
 
