@@ -151,10 +151,28 @@ func TestWatchInTmux(t *testing.T) {
 		}
 	}
 
+	// A smaller window: the view is drawn again at its size, still whole.
+	if out, err := p.tmux("resize-window", "-t", "w", "-x", "70", "-y", "20"); err != nil {
+		t.Fatalf("resize-window: %v: %s", err, out)
+	}
+	deadline := time.Now().Add(replyTimeout)
+	for {
+		small := strings.Split(strings.TrimSuffix(p.capture(), "\n"), "\n")
+		last := []rune(small[len(small)-1])
+		if len(small) == 20 && len(last) == 70 && strings.Contains(string(last), "↑↓/jk") &&
+			strings.HasPrefix(small[0], " diagrelay watch") && strings.HasSuffix(small[1], "╮") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not redrawn at 70x20:\n%s", strings.Join(small, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	if out, err := p.tmux("send-keys", "-t", "w", "q"); err != nil {
 		t.Fatalf("send-keys: %v: %s", err, out)
 	}
-	deadline := time.Now().Add(exitTimeout)
+	deadline = time.Now().Add(exitTimeout)
 	for {
 		if b, err := os.ReadFile(codeFile); err == nil && len(b) > 0 {
 			if code := strings.TrimSpace(string(b)); code != "0" {
