@@ -84,6 +84,10 @@ type Config struct {
 	// handlers ran. Nil means the panic is only counted (Manager.Panics):
 	// nothing is written to stderr, which may be the parent's terminal.
 	OnPanic func(thread, topic string, recovered any)
+
+	// Observer, if set, is told of every delivery, drop, held-back and
+	// shown notification (see Observer).
+	Observer Observer
 }
 
 // Manager routes diagnostics from child runtimes to the parent session. It
@@ -97,6 +101,7 @@ type Manager struct {
 	afterFunc func(time.Duration, func()) func() bool
 	onSinkErr func(error)
 	onPanic   func(thread, topic string, recovered any)
+	observer  Observer
 
 	mu        sync.Mutex
 	threads   map[string]*thread
@@ -118,6 +123,7 @@ func NewManager(c Config) *Manager {
 		now:       c.Now,
 		onSinkErr: c.OnSinkError,
 		onPanic:   c.OnPanic,
+		observer:  c.Observer,
 		threads:   make(map[string]*thread),
 	}
 	if m.mode == "" {
@@ -137,7 +143,7 @@ func NewManager(c Config) *Manager {
 	if b <= 0 {
 		b = DefaultNotifyBurst
 	}
-	m.toasts = newToastLimiter(r, b, m.now, m.afterFunc, m.notify)
+	m.toasts = newToastLimiter(r, b, m.now, m.afterFunc, m.notify, m.held)
 	if c.Parent != nil {
 		m.offParent = capability.Answer(c.Parent, capability.CapabilitiesProbeTopic)
 	}

@@ -149,10 +149,12 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	v := r.gate.Admit(rep, now)
 	if v != diag.Delivered {
 		t.mu.Unlock()
+		r.m.observe(Observation{Kind: ObservedDrop, Thread: t.path, At: now, Verdict: v})
 		return v, parseErr
 	}
 	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: now})
 	t.mu.Unlock()
+	r.m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: now, Report: rep})
 	postErr := r.m.deliver(r, rep, now)
 	if postErr != nil {
 		// The parent never got it: let the child's retry through rather

@@ -32,11 +32,18 @@ func (m *Manager) deliver(rt *Runtime, r diag.Report, now time.Time) error {
 	return postErr
 }
 
+// held is the toast limiter's hold func: a watcher sees what the limit
+// kept from the Notifier.
+func (m *Manager) held(n Notification, now time.Time) {
+	m.observe(Observation{Kind: ObservedHeld, Thread: n.Thread, At: now, Notification: n})
+}
+
 func (m *Manager) showsNotifications() bool { return m.mode != ModePrint && m.notifier != nil }
 
 // notify is the toast limiter's emit func.
 func (m *Manager) notify(n Notification) {
 	if m.showsNotifications() {
+		m.observe(Observation{Kind: ObservedNotification, Thread: n.Thread, At: m.now(), Notification: n})
 		m.callSink("notifier", func() error { return m.notifier.Notify(n) })
 	}
 }

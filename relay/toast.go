@@ -20,7 +20,8 @@ type toastLimiter struct {
 	lim       *rate.Limiter
 	now       func() time.Time
 	afterFunc func(time.Duration, func()) func() bool
-	emit      func(Notification) // called with no lock held
+	emit      func(Notification)            // called with no lock held
+	hold      func(Notification, time.Time) // called with no lock held, may be nil
 
 	mu        sync.Mutex
 	held      int        // notifications not shown since the last summary
@@ -34,8 +35,8 @@ type toastLimiter struct {
 const maxSummaryDelay = time.Hour
 
 func newToastLimiter(r rate.Limit, burst int, now func() time.Time,
-	afterFunc func(time.Duration, func()) func() bool, emit func(Notification)) *toastLimiter {
-	return &toastLimiter{lim: rate.NewLimiter(r, burst), now: now, afterFunc: afterFunc, emit: emit}
+	afterFunc func(time.Duration, func()) func() bool, emit func(Notification), hold func(Notification, time.Time)) *toastLimiter {
+	return &toastLimiter{lim: rate.NewLimiter(r, burst), now: now, afterFunc: afterFunc, emit: emit, hold: hold}
 }
 
 // offer shows n at now if the limit allows, after the summary of those held
@@ -57,6 +58,9 @@ func (l *toastLimiter) offer(n Notification, now time.Time) {
 	}
 	d, schedule := l.timerLocked(now)
 	l.mu.Unlock()
+	if l.hold != nil {
+		l.hold(n, now)
+	}
 	if schedule {
 		l.schedule(d)
 	}

@@ -16,7 +16,7 @@ import (
 func TestToastLimiterAlone(t *testing.T) {
 	c := simclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	var shown []Notification
-	l := newToastLimiter(rate.Limit(1), 2, c.Now, c.AfterFunc, func(n Notification) { shown = append(shown, n) })
+	l := newToastLimiter(rate.Limit(1), 2, c.Now, c.AfterFunc, func(n Notification) { shown = append(shown, n) }, nil)
 	for _, lv := range []diag.Level{diag.Info, diag.Info, diag.Error, diag.Warning} {
 		l.offer(Notification{Thread: "/root/a", Text: string(lv), Level: lv}, c.Now())
 	}

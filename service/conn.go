@@ -272,9 +272,12 @@ func encodeReply(id json.RawMessage, result any, rerr *rpcError) []byte {
 
 // push queues b unless that would pass Config.MaxUnsent, and reports
 // whether it did. An empty queue always takes b.
-func (c *conn) push(b []byte) bool {
+func (c *conn) push(b []byte) bool { return c.pushWithin(b, c.s.cfg.MaxUnsent) }
+
+// pushWithin is push with a bound of max unsent bytes.
+func (c *conn) pushWithin(b []byte, max int) bool {
 	c.qmu.Lock()
-	if c.unsent > 0 && c.unsent+len(b) > c.s.cfg.MaxUnsent {
+	if c.unsent > 0 && c.unsent+len(b) > max {
 		c.qmu.Unlock()
 		return false
 	}

@@ -27,6 +27,8 @@ func init() {
 		"mailbox.read":       {roleHost, (*conn).mailboxRead},
 		"mailbox.ack":        {roleHost, (*conn).mailboxAck},
 		"capabilities.probe": {roleHost, (*conn).probe},
+		"thread.list":        {roleHost, (*conn).threadList},
+		"events.subscribe":   {roleHost, (*conn).eventsSubscribe},
 		"diagnostic.probe":   {roleChild, (*conn).probe},
 		"diagnostic.report":  {roleChild, (*conn).report},
 	}
@@ -130,6 +132,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 		return nil, errorf(CodeInvalidParams, "runtime.open: %v", err)
 	}
 	b := c.s.tokens.bind(rt)
+	c.s.events.opened(c.s.mgr, rt)
 	return openResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
 }
 
@@ -154,6 +157,7 @@ func (c *conn) runtimeClose(raw []byte) (any, *rpcError) {
 	defer c.s.openMu.Unlock()
 	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
+		c.s.events.closed(b.rt)
 	}
 	return emptyResult{}, nil
 }

@@ -88,6 +88,7 @@ type Server struct {
 	tokens *tokenTable
 	log    *slog.Logger
 	sched  *scheduler
+	events *eventHub // events.subscribe, see events.go
 
 	// openMu makes runtime.open (Open, then bind its token) and
 	// runtime.close (revoke, then Close) atomic with respect to each other,
@@ -143,6 +144,7 @@ func New(c Config) *Server {
 		listeners: make(map[net.Listener]struct{}),
 		idle:      make(chan struct{}),
 		closing:   make(chan struct{}),
+		events:    newEventHub(c.Now),
 	}
 	s.mgr = relay.NewManager(relay.Config{
 		Mode:        c.Mode,
@@ -153,6 +155,7 @@ func New(c Config) *Server {
 		NotifyRate:  c.NotifyRate,
 		NotifyBurst: c.NotifyBurst,
 		OnSinkError: func(err error) { s.log.Warn("sink failed", "err", err) },
+		Observer:    s.events,
 	})
 	return s
 }

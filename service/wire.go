@@ -70,6 +70,10 @@ type reportParams struct {
 	Source  *string `json:"source"`
 }
 
+// emptyParams are params that take no members (thread.list,
+// events.subscribe).
+type emptyParams struct{}
+
 // Results.
 
 type emptyResult struct{}
@@ -152,12 +156,58 @@ type uiNotify struct {
 
 // Mappings from the library's types to the wire.
 
+// Server-to-host notifications other than ui.notify.
+
+// event is the params of one event notification. Members that do not
+// belong to its kind are left out.
+type event struct {
+	Kind       string    `json:"kind"`
+	Thread     string    `json:"thread"`
+	At         time.Time `json:"at"`
+	Parent     *string   `json:"parent,omitempty"`     // opened, reopened
+	Owner      *string   `json:"owner,omitempty"`      // opened, reopened
+	Generation uint64    `json:"generation,omitempty"` // opened, reopened, closed
+	Level      string    `json:"level,omitempty"`      // delivered
+	Source     *string   `json:"source,omitempty"`     // delivered ("" when absent)
+	Message    *string   `json:"message,omitempty"`    // delivered, notified, held
+	NotifyType string    `json:"notifyType,omitempty"` // notified, held
+	Reason     string    `json:"reason,omitempty"`     // dropped
+	Count      uint64    `json:"count,omitempty"`      // lost
+}
+
+type threadsResult struct {
+	Threads []threadInfo `json:"threads"`
+}
+
+// threadInfo is one entry of thread.list.
+type threadInfo struct {
+	Path        string        `json:"path"`
+	Parent      string        `json:"parent"`
+	Owner       string        `json:"owner"`
+	Open        bool          `json:"open"`
+	Generation  uint64        `json:"generation"`
+	Diagnostics int           `json:"diagnostics"`
+	Dropped     droppedResult `json:"dropped"`
+}
+
+func wireDropped(d relay.Dropped) droppedResult {
+	return droppedResult{Duplicate: d.Duplicate, Rate: d.Rate, Cap: d.Cap, Invalid: d.Invalid}
+}
+
+func wireThreads(ts []relay.ThreadSummary) threadsResult {
+	r := threadsResult{Threads: make([]threadInfo, len(ts))}
+	for i, t := range ts {
+		r.Threads[i] = threadInfo{Path: t.Path, Parent: t.Parent, Owner: t.Owner, Open: t.Open,
+			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: wireDropped(t.Dropped)}
+	}
+	return r
+}
+
 func wireStatus(s relay.Status) statusResult {
 	r := statusResult{
 		Path: s.Path, Parent: s.Parent, Owner: s.Owner, Open: s.Open, Generation: s.Generation,
 		Diagnostics: make([]diagnosticResult, len(s.Diagnostics)),
-		Dropped: droppedResult{Duplicate: s.Dropped.Duplicate, Rate: s.Dropped.Rate,
-			Cap: s.Dropped.Cap, Invalid: s.Dropped.Invalid},
+		Dropped:     wireDropped(s.Dropped),
 	}
 	for i, d := range s.Diagnostics {
 		r.Diagnostics[i] = diagnosticResult{Level: string(d.Level), Source: d.Source, Message: d.Message, At: d.At}

@@ -30,6 +30,7 @@ var commands = []command{
 	{"report", &reportHelp, runReport},
 	{"probe", &probeHelp, runProbe},
 	{"demo", &demoHelp, runDemo},
+	{"watch", &watchHelp, runWatch},
 	{"mailbox", &mailboxHelp, runMailbox},
 	{"sanitize", &sanitizeHelp, runSanitize},
 	{"version", &versionHelp, runVersion},

@@ -1,0 +1,110 @@
+package watch
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/diagrelay/diagrelay/sanitize"
+)
+
+// Printer writes the session as lines, for a pipe or a log: first one line
+// per thread of thread.list (kind "thread"), then one per event. Plain
+// lines are for people; JSON lines (one object each, for jq) carry the
+// event's members. Everything is sanitized first, so no line can hold an
+// escape sequence or a line break.
+type Printer struct {
+	W    io.Writer
+	JSON bool
+	Loc  *time.Location // plain times; nil: local time
+}
+
+// Threads prints the initial list.
+func (p *Printer) Threads(ts []ThreadInfo) error {
+	for _, t := range ts {
+		t = cleanInfo(t)
+		if p.JSON {
+			if err := p.json(struct {
+				Kind string `json:"kind"`
+				ThreadInfo
+			}{"thread", t}); err != nil {
+				return err
+			}
+			continue
+		}
+		state := "closed"
+		if t.Open {
+			state = "open"
+		}
+		line := fmt.Sprintf("thread %s %s gen %d diagnostics %d dropped duplicate %d rate %d cap %d invalid %d",
+			t.Path, state, t.Generation, t.Diagnostics, t.Dropped.Duplicate, t.Dropped.Rate, t.Dropped.Cap, t.Dropped.Invalid)
+		if t.Owner != "" {
+			line += " owner " + t.Owner
+		}
+		if _, err := fmt.Fprintln(p.W, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Event prints one event.
+func (p *Printer) Event(ev Event) error {
+	ev = cleanEvent(ev)
+	if p.JSON {
+		return p.json(ev)
+	}
+	loc := p.Loc
+	if loc == nil {
+		loc = time.Local
+	}
+	var b strings.Builder
+	b.WriteString(ev.At.In(loc).Format("15:04:05.000"))
+	b.WriteString(" " + ev.Kind)
+	if ev.Thread != "" {
+		b.WriteString(" " + ev.Thread)
+	}
+	switch ev.Kind {
+	case "opened", "reopened":
+		fmt.Fprintf(&b, " gen %d", ev.Generation)
+		if ev.Owner != "" {
+			b.WriteString(" owner " + ev.Owner)
+		}
+	case "closed":
+		fmt.Fprintf(&b, " gen %d", ev.Generation)
+	case "delivered":
+		b.WriteString(" " + ev.Level)
+		if ev.Source != "" {
+			b.WriteString(" [" + ev.Source + "]")
+		}
+		b.WriteString(" " + ev.Message)
+	case "dropped":
+		b.WriteString(" " + ev.Reason)
+	case "notified", "held":
+		if ev.Thread == "" {
+			b.WriteString(" summary")
+		}
+		b.WriteString(" " + ev.NotifyType + ": " + ev.Message)
+	case "lost":
+		fmt.Fprintf(&b, " %d events (watch did not read them in time)", ev.Count)
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(p.W, b.String())
+	return err
+}
+
+func (p *Printer) json(v any) error {
+	enc := json.NewEncoder(p.W)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func cleanEvent(ev Event) Event {
+	for _, s := range []*string{&ev.Kind, &ev.Thread, &ev.Parent, &ev.Owner, &ev.Level, &ev.NotifyType, &ev.Reason} {
+		*s = clean(*s)
+	}
+	ev.Source, ev.Message = sanitize.Source(ev.Source), sanitize.Message(ev.Message)
+	return ev
+}

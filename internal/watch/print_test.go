@@ -1,0 +1,84 @@
+package watch
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPrinterLinesAreClean(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		var b bytes.Buffer
+		p := &Printer{W: &b, JSON: asJSON, Loc: time.UTC}
+		p.Threads([]ThreadInfo{{Path: "/k", Owner: "/root", Open: true, Generation: 1}})
+		for _, msg := range hostile {
+			p.Event(Event{Kind: "delivered", Thread: "/root/x", At: t0, Level: "error", Source: "s\x1b[1m", Message: msg})
+		}
+		p.Event(Event{Kind: "notified", At: t0, NotifyType: "warning", Message: "2 diagnostic notifications were not shown"})
+		p.Event(Event{Kind: "lost", At: t0, Count: 7})
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		if len(lines) != 1+len(hostile)+2 {
+			t.Fatalf("json=%v: %d lines:\n%s", asJSON, len(lines), b.String())
+		}
+		for _, l := range lines {
+			if strings.ContainsAny(l, "\x1b\r\t\u202e\u009b") {
+				t.Fatalf("json=%v: control in %q", asJSON, l)
+			}
+			if asJSON {
+				var ev Event
+				if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Kind == "" {
+					t.Fatalf("%q: %v", l, err)
+				}
+			}
+		}
+		if !asJSON && (lines[0] != "thread /k open gen 1 diagnostics 0 dropped duplicate 0 rate 0 cap 0 invalid 0 owner /root" ||
+			lines[4] != "10:00:00.000 delivered /root/x error [s] click me" ||
+			lines[len(lines)-2] != "10:00:00.000 notified summary warning: 2 diagnostic notifications were not shown") {
+			t.Fatalf("plain:\n%s", b.String())
+		}
+	}
+}
+
+// TestMemory10000Threads measures what watch holds for a session of
+// 10,000 threads, each with its 20 diagnostics loaded, and how long one
+// frame takes to draw.
+func TestMemory10000Threads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures memory")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	st := NewState()
+	list := make([]ThreadInfo, 10000)
+	for i := range list {
+		list[i] = ThreadInfo{Path: "/root/t" + itoa(uint64(i/100)) + "/c" + itoa(uint64(i)), Open: true, Generation: 1}
+	}
+	st.SetThreads(list)
+	runtime.GC()
+	var listed runtime.MemStats
+	runtime.ReadMemStats(&listed)
+	for _, ti := range list {
+		st.SetStatus(Status{ThreadInfo: ti})
+		for j := range 20 {
+			st.Apply(Event{Kind: "delivered", Thread: ti.Path, At: t0, Level: "warning", Source: "lint",
+				Message: "eslint reported a problem number " + itoa(uint64(j)) + " in a file of this thread"})
+		}
+	}
+	m := resized(NewModel(st, nil, "s", time.UTC), 160, 50)
+	start := time.Now()
+	m.Render()
+	first := time.Since(start)
+	start = time.Now()
+	m.Update(key("down"))
+	m.Render()
+	next := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("10000 threads: heap %.1f MB listed, %.1f MB with 20 diagnostics each; first frame %v, next %v",
+		float64(listed.HeapAlloc-before.HeapAlloc)/1e6, float64(after.HeapAlloc-before.HeapAlloc)/1e6, first, next)
+	runtime.KeepAlive(m)
+}

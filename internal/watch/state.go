@@ -1,0 +1,310 @@
+package watch
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/diagrelay/diagrelay/sanitize"
+)
+
+// RootPath is the parent session, the tree's first row.
+const RootPath = "/root"
+
+// maxDiags is how many diagnostics a thread's status holds.
+const maxDiags = 20
+
+// FeedSize is how many notifications the feed keeps.
+const FeedSize = 200
+
+// ThreadInfo is one thread as thread.list gives it.
+type ThreadInfo struct {
+	Path        string  `json:"path"`
+	Parent      string  `json:"parent"`
+	Owner       string  `json:"owner"`
+	Open        bool    `json:"open"`
+	Generation  uint64  `json:"generation"`
+	Diagnostics int     `json:"diagnostics"`
+	Dropped     Dropped `json:"dropped"`
+}
+
+// Dropped counts a thread's drops per reason.
+type Dropped struct {
+	Duplicate int `json:"duplicate"`
+	Rate      int `json:"rate"`
+	Cap       int `json:"cap"`
+	Invalid   int `json:"invalid"`
+}
+
+// Status is thread.status's reply, the part watch shows.
+type Status struct {
+	ThreadInfo
+	Diagnostics []Diag `json:"diagnostics"`
+}
+
+// Diag is one delivered report.
+type Diag struct {
+	Level   string    `json:"level"`
+	Source  string    `json:"source"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// Thread is what watch knows of one thread. Every string is sanitized.
+type Thread struct {
+	ThreadInfo
+	Diags  []Diag // newest first; valid once Loaded
+	Loaded bool   // Diags came from thread.status and events since
+}
+
+// Recipient is where the thread's parent messages go: parent ?? owner.
+func (t *Thread) Recipient() string {
+	if t.Parent != "" {
+		return t.Parent
+	}
+	return t.Owner
+}
+
+// Note is one line of the notification feed.
+type Note struct {
+	At    time.Time
+	Kind  string // notified, held, summary or lost
+	Level string
+	Text  string
+}
+
+// State is the session as events describe it. It is not safe for
+// concurrent use: the Model owns it.
+type State struct {
+	Threads map[string]*Thread
+	Unread  map[string]int  // unacknowledged parent messages per recipient
+	AtLeast map[string]bool // Unread[r] is a lower bound (mailbox.read hit its limit)
+	Lost    uint64          // events the service could not send us
+
+	feed  []Note // ring of at most FeedSize
+	head  int
+	rows  []Row
+	dirty bool
+}
+
+// NewState returns an empty session.
+func NewState() *State {
+	return &State{Threads: make(map[string]*Thread), Unread: make(map[string]int), AtLeast: make(map[string]bool), dirty: true}
+}
+
+// clean sanitizes a name with no length limit: a thread path may be longer
+// than a source, and a cut path would name another thread.
+func clean(s string) string { return sanitize.Clean(s, 0) }
+
+func cleanInfo(t ThreadInfo) ThreadInfo {
+	t.Path, t.Parent, t.Owner = clean(t.Path), clean(t.Parent), clean(t.Owner)
+	return t
+}
+
+func cleanDiag(d Diag) Diag {
+	d.Level, d.Source, d.Message = clean(d.Level), sanitize.Source(d.Source), sanitize.Message(d.Message)
+	return d
+}
+
+// SetThreads replaces what is known of the listed threads.
+func (s *State) SetThreads(list []ThreadInfo) {
+	for _, ti := range list {
+		s.upsert(cleanInfo(ti))
+	}
+}
+
+func (s *State) upsert(ti ThreadInfo) *Thread {
+	t := s.Threads[ti.Path]
+	if t == nil {
+		t = &Thread{}
+		s.Threads[ti.Path] = t
+		s.dirty = true
+	}
+	t.ThreadInfo = ti
+	return t
+}
+
+// SetStatus loads a thread's diagnostics from thread.status.
+func (s *State) SetStatus(st Status) {
+	t := s.upsert(cleanInfo(st.ThreadInfo))
+	n := min(len(st.Diagnostics), maxDiags)
+	t.Diags = make([]Diag, 0, n)
+	for i := len(st.Diagnostics) - 1; i >= 0 && len(t.Diags) < n; i-- {
+		t.Diags = append(t.Diags, cleanDiag(st.Diagnostics[i]))
+	}
+	t.Diagnostics = len(st.Diagnostics)
+	t.Loaded = true
+}
+
+// Apply updates the state with one event.
+func (s *State) Apply(ev Event) {
+	path := clean(ev.Thread)
+	t := s.Threads[path]
+	switch ev.Kind {
+	case "opened", "reopened":
+		if t == nil {
+			t = s.upsert(cleanInfo(ThreadInfo{Path: path, Parent: ev.Parent, Owner: ev.Owner}))
+		}
+		t.Open, t.Generation = true, ev.Generation
+	case "closed":
+		if t != nil {
+			t.Open = false
+		}
+	case "delivered":
+		if t == nil {
+			t = s.upsert(ThreadInfo{Path: path, Parent: lexicalParent(path)})
+		}
+		t.Diagnostics = min(t.Diagnostics+1, maxDiags)
+		if t.Loaded {
+			d := cleanDiag(Diag{Level: ev.Level, Source: ev.Source, Message: ev.Message, At: ev.At})
+			t.Diags = append([]Diag{d}, t.Diags[:min(len(t.Diags), maxDiags-1)]...)
+		}
+		if r := t.Recipient(); r != "" {
+			s.Unread[r]++ // the relay posts every delivered report; a refresh corrects acks
+		}
+	case "dropped":
+		if t == nil {
+			return
+		}
+		switch ev.Reason {
+		case "duplicate":
+			t.Dropped.Duplicate++
+		case "rate":
+			t.Dropped.Rate++
+		case "cap":
+			t.Dropped.Cap++
+		case "invalid":
+			t.Dropped.Invalid++
+		}
+	case "notified", "held":
+		kind := ev.Kind
+		if ev.Kind == "notified" && ev.Thread == "" {
+			kind = "summary"
+		}
+		s.push(Note{At: ev.At, Kind: kind, Level: clean(ev.NotifyType), Text: sanitize.Message(ev.Message)})
+	case "lost":
+		s.Lost += ev.Count
+		s.push(Note{At: ev.At, Kind: "lost", Text: "the service dropped " + itoa(ev.Count) + " events: watch did not read them in time"})
+	}
+}
+
+func (s *State) push(n Note) {
+	if len(s.feed) < FeedSize {
+		s.feed = append(s.feed, n)
+		return
+	}
+	s.feed[s.head] = n
+	s.head = (s.head + 1) % FeedSize
+}
+
+// Feed returns up to n notes, newest first.
+func (s *State) Feed(n int) []Note {
+	n = min(n, len(s.feed))
+	out := make([]Note, 0, n)
+	for i := 0; i < n; i++ {
+		j := (s.head - 1 - i + 2*len(s.feed)) % len(s.feed)
+		out = append(out, s.feed[j])
+	}
+	return out
+}
+
+// Recipients returns every recipient of a known thread, sorted.
+func (s *State) Recipients() []string {
+	seen := map[string]bool{}
+	for _, t := range s.Threads {
+		if r := t.Recipient(); r != "" {
+			seen[r] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Row is one line of the session tree.
+type Row struct {
+	Path  string // "" never; RootPath for the parent session
+	Label string // the path relative to the row it hangs under
+	Depth int
+}
+
+// Rows returns the session tree in display order: the parent session and
+// the threads under it, then each independent root (with its owner) and
+// its threads. A thread whose lexical parent was never opened hangs under
+// its nearest opened ancestor.
+func (s *State) Rows() []Row {
+	if !s.dirty {
+		return s.rows
+	}
+	kids := make(map[string][]string, len(s.Threads))
+	var tops []string
+	for p := range s.Threads {
+		up := s.anchor(p)
+		if up == "" {
+			tops = append(tops, p)
+		} else {
+			kids[up] = append(kids[up], p)
+		}
+	}
+	sort.Strings(tops)
+	rows := make([]Row, 0, len(s.Threads)+1)
+	var walk func(p string, depth int, under string)
+	walk = func(p string, depth int, under string) {
+		label := p
+		if under != "" {
+			label = strings.TrimPrefix(strings.TrimPrefix(p, under), "/")
+		}
+		rows = append(rows, Row{Path: p, Label: label, Depth: depth})
+		ks := kids[p]
+		sort.Strings(ks)
+		for _, k := range ks {
+			walk(k, depth+1, p)
+		}
+	}
+	walk(RootPath, 0, "")
+	for _, p := range tops {
+		if p != RootPath {
+			walk(p, 0, "")
+		}
+	}
+	s.rows, s.dirty = rows, false
+	return rows
+}
+
+// anchor is the row a path hangs under: its nearest opened ancestor, the
+// parent session for paths under it, or "" for a top-level row.
+func (s *State) anchor(p string) string {
+	if p == RootPath {
+		return ""
+	}
+	for up := lexicalParent(p); up != ""; up = lexicalParent(up) {
+		if _, ok := s.Threads[up]; ok || up == RootPath {
+			return up
+		}
+	}
+	return ""
+}
+
+func lexicalParent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+func itoa(n uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
