@@ -11,7 +11,7 @@ export class RPCError extends Error {
    * @param {string} method the method that was called
    */
   constructor(code, message, method) {
-    super(`${method}: ${message} (${code})`);
+    super(`${message} (${code})`);
     this.name = "RPCError";
     this.code = code;
     this.method = method;
