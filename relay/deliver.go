@@ -68,6 +68,7 @@ func (m *Manager) deliver(rt *Runtime, r diag.Report, now time.Time) error {
 	if m.mode != ModePrint && m.notifier != nil {
 		n := Notification{Thread: from, Text: NotificationText(from, r), Level: r.Level}
 		for _, n := range m.toasts.admit(m, n, now) {
+			m.observe(Observation{Kind: ObservedNotification, Thread: n.Thread, At: now, Notification: n})
 			m.callSink("notifier", func() error { return m.notifier.Notify(n) })
 		}
 	}
@@ -133,6 +134,7 @@ func (l *toastLimit) admit(m *Manager, n Notification, now time.Time) []Notifica
 	if schedule {
 		l.schedule(m, d)
 	}
+	m.observe(Observation{Kind: ObservedHeld, Thread: n.Thread, At: now, Notification: n})
 	return nil
 }
 
@@ -200,6 +202,7 @@ func (l *toastLimit) flush(m *Manager) {
 	n := l.summaryLocked()
 	l.mu.Unlock()
 	if m.mode != ModePrint && m.notifier != nil {
+		m.observe(Observation{Kind: ObservedNotification, At: now, Notification: n})
 		m.callSink("notifier", func() error { return m.notifier.Notify(n) })
 	}
 }

@@ -80,6 +80,10 @@ type Config struct {
 	// handlers ran. Nil means the panic is only counted (Manager.Panics):
 	// nothing is written to stderr, which may be the parent's terminal.
 	OnPanic func(thread, topic string, recovered any)
+
+	// Observer, if set, is told of every delivery, drop, held-back and
+	// shown notification (see Observer).
+	Observer Observer
 }
 
 // Manager routes diagnostics from child runtimes to the parent session. It
@@ -93,6 +97,7 @@ type Manager struct {
 	afterFunc func(time.Duration, func()) func() bool
 	onSinkErr func(error)
 	onPanic   func(thread, topic string, recovered any)
+	observer  Observer
 
 	mu        sync.Mutex
 	threads   map[string]*thread
@@ -114,6 +119,7 @@ func NewManager(c Config) *Manager {
 		now:       c.Now,
 		onSinkErr: c.OnSinkError,
 		onPanic:   c.OnPanic,
+		observer:  c.Observer,
 		threads:   make(map[string]*thread),
 	}
 	if m.mode == "" {

@@ -130,10 +130,12 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	if v != diag.Delivered {
 		t.dropped.add(v)
 		t.mu.Unlock()
+		r.m.observe(Observation{Kind: ObservedDrop, Thread: t.path, At: now, Verdict: v})
 		return v, err // err explains DropInvalid when Parse refused the payload
 	}
 	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: now})
 	t.mu.Unlock()
+	r.m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: now, Report: rep})
 	postErr := r.m.deliver(r, rep, now)
 	if postErr != nil {
 		// The parent never got it: let the child's retry through rather

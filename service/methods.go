@@ -32,6 +32,8 @@ func init() {
 		"mailbox.read":       {roleHost, (*conn).mailboxRead},
 		"mailbox.ack":        {roleHost, (*conn).mailboxAck},
 		"capabilities.probe": {roleHost, (*conn).probe},
+		"thread.list":        {roleHost, (*conn).threadList},
+		"events.subscribe":   {roleHost, (*conn).eventsSubscribe},
 		"diagnostic.probe":   {roleChild, (*conn).probe},
 		"diagnostic.report":  {roleChild, (*conn).report},
 	}
@@ -171,6 +173,7 @@ func (c *conn) runtimeOpen(raw json.RawMessage) (any, *rpcError) {
 		return nil, errorf(CodeInvalidParams, "runtime.open: %v", err)
 	}
 	b := c.s.tokens.bind(rt)
+	c.s.events.opened(c.s.mgr, rt)
 	return struct {
 		Path       string `json:"path"`
 		Token      string `json:"token"`
@@ -201,6 +204,7 @@ func (c *conn) runtimeClose(raw json.RawMessage) (any, *rpcError) {
 	defer c.s.openMu.Unlock()
 	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
+		c.s.events.closed(b.rt)
 	}
 	return empty{}, nil
 }

@@ -54,6 +54,7 @@ type Server struct {
 	cfg    Config
 	mgr    *relay.Manager
 	tokens *tokenTable
+	events *eventHub // events.subscribe, see events.go
 
 	// openMu makes runtime.open (Open, then bind its token) and
 	// runtime.close (revoke, then Close) atomic with respect to each other,
@@ -79,6 +80,7 @@ func New(c Config) *Server {
 		listeners: make(map[net.Listener]struct{}),
 		idle:      make(chan struct{}),
 		closing:   make(chan struct{}),
+		events:    newEventHub(c.Now),
 	}
 	s.mgr = relay.NewManager(relay.Config{
 		Mode:        c.Mode,
@@ -89,6 +91,7 @@ func New(c Config) *Server {
 		NotifyRate:  c.NotifyRate,
 		NotifyBurst: c.NotifyBurst,
 		OnSinkError: func(err error) { s.logf("%v", err) },
+		Observer:    s.events,
 	})
 	return s
 }

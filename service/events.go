@@ -1,0 +1,263 @@
+package service
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+// This file serves the host-only methods that let a person watch the
+// session (docs/protocol.md): thread.list, and events.subscribe with the
+// event notifications that follow it.
+
+// EventQueue is how many events may wait for one subscriber. Past it,
+// events are lost and counted; the count goes out as a "lost" event as
+// soon as the subscriber reads again. Events have their own queue: a
+// subscriber that does not read never holds up a child, the host's
+// replies, or another subscriber.
+const EventQueue = 1024
+
+// Event kinds, as sent in the "kind" member of an event notification.
+const (
+	EventOpened    = "opened"    // generation 1 of a thread
+	EventReopened  = "reopened"  // a later generation: a retained session opened again
+	EventClosed    = "closed"    // runtime.close of a live runtime
+	EventDelivered = "delivered" // a report passed the gate: level, source, message
+	EventDropped   = "dropped"   // a report did not: reason
+	EventNotified  = "notified"  // a UI notification was shown; thread "" for the summary
+	EventHeld      = "held"      // the host-wide limit held a notification back
+	EventLost      = "lost"      // count events this subscriber did not read in time
+)
+
+// event is the params of one event notification. Members that do not
+// belong to its kind are left out.
+type event struct {
+	Kind       string    `json:"kind"`
+	Thread     string    `json:"thread"`
+	At         time.Time `json:"at"`
+	Parent     *string   `json:"parent,omitempty"`     // opened, reopened
+	Owner      *string   `json:"owner,omitempty"`      // opened, reopened
+	Generation uint64    `json:"generation,omitempty"` // opened, reopened, closed
+	Level      string    `json:"level,omitempty"`      // delivered
+	Source     *string   `json:"source,omitempty"`     // delivered ("" when absent)
+	Message    *string   `json:"message,omitempty"`    // delivered, notified, held
+	NotifyType string    `json:"notifyType,omitempty"` // notified, held
+	Reason     string    `json:"reason,omitempty"`     // dropped
+	Count      uint64    `json:"count,omitempty"`      // lost
+}
+
+// threadInfo is one entry of thread.list.
+type threadInfo struct {
+	Path        string        `json:"path"`
+	Parent      string        `json:"parent"`
+	Owner       string        `json:"owner"`
+	Open        bool          `json:"open"`
+	Generation  uint64        `json:"generation"`
+	Diagnostics int           `json:"diagnostics"`
+	Dropped     relay.Dropped `json:"dropped"`
+}
+
+func (c *conn) threadList(raw json.RawMessage) (any, *rpcError) {
+	var p struct{}
+	if e := decodeParams(raw, &p); e != nil {
+		return nil, e
+	}
+	ts := c.s.mgr.Threads()
+	out := make([]threadInfo, len(ts))
+	for i, t := range ts {
+		out[i] = threadInfo{t.Path, t.Parent, t.Owner, t.Open, t.Generation, t.Diagnostics, t.Dropped}
+	}
+	return struct {
+		Threads []threadInfo `json:"threads"`
+	}{out}, nil
+}
+
+// eventsSubscribe starts the connection's event stream. Subscribing again
+// changes nothing. The first events may reach the host just before the {}
+// reply: they share the connection, and the reply is queued after the
+// subscription starts so that no event in between is missed.
+func (c *conn) eventsSubscribe(raw json.RawMessage) (any, *rpcError) {
+	var p struct{}
+	if e := decodeParams(raw, &p); e != nil {
+		return nil, e
+	}
+	c.s.events.subscribe(c)
+	return empty{}, nil
+}
+
+// eventHub fans relay observations and runtime changes out to the
+// subscribers. It is the relay.Observer of the server's Manager.
+type eventHub struct {
+	now func() time.Time
+
+	mu   sync.Mutex
+	subs map[*conn]*subscriber
+}
+
+func newEventHub(now func() time.Time) *eventHub {
+	if now == nil {
+		now = time.Now
+	}
+	return &eventHub{now: now, subs: make(map[*conn]*subscriber)}
+}
+
+func (h *eventHub) subscribe(c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[c] != nil {
+		return
+	}
+	s := &subscriber{c: c, wake: make(chan struct{}, 1)}
+	h.subs[c] = s
+	go s.run(h)
+}
+
+func (h *eventHub) remove(c *conn) {
+	h.mu.Lock()
+	delete(h.subs, c)
+	h.mu.Unlock()
+}
+
+// publish queues ev for every subscriber without waiting for any. The
+// hub's lock is held while queueing, so every subscriber sees the same
+// order.
+func (h *eventHub) publish(ev event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.subs {
+		s.push(ev, h.now)
+	}
+}
+
+// Observe turns what the relay did into an event.
+func (h *eventHub) Observe(o relay.Observation) {
+	ev := event{Thread: o.Thread, At: o.At}
+	switch o.Kind {
+	case relay.ObservedDelivery:
+		ev.Kind, ev.Level = EventDelivered, string(o.Report.Level)
+		ev.Source, ev.Message = ptr(o.Report.Source), ptr(o.Report.Message)
+	case relay.ObservedDrop:
+		ev.Kind, ev.Reason = EventDropped, o.Verdict.String()
+	case relay.ObservedHeld, relay.ObservedNotification:
+		ev.Kind = EventHeld
+		if o.Kind == relay.ObservedNotification {
+			ev.Kind = EventNotified
+		}
+		ev.Thread = o.Notification.Thread
+		ev.Message, ev.NotifyType = ptr(o.Notification.Text), string(o.Notification.Level)
+	default:
+		return
+	}
+	h.publish(ev)
+}
+
+// opened publishes opened or reopened for the runtime just started.
+func (h *eventHub) opened(m *relay.Manager, rt *relay.Runtime) {
+	t, ok := m.Thread(rt.Path())
+	if !ok {
+		return
+	}
+	kind := EventOpened
+	if rt.Generation() > 1 {
+		kind = EventReopened
+	}
+	h.publish(event{Kind: kind, Thread: t.Path, At: h.now(), Parent: ptr(t.Parent),
+		Owner: ptr(t.Owner), Generation: rt.Generation()})
+}
+
+func (h *eventHub) closed(rt *relay.Runtime) {
+	h.publish(event{Kind: EventClosed, Thread: rt.Path(), At: h.now(), Generation: rt.Generation()})
+}
+
+func ptr(s string) *string { return &s }
+
+// subscriber is one host connection's event queue: a ring of at most
+// EventQueue events, written to the connection by its own goroutine.
+type subscriber struct {
+	c    *conn
+	wake chan struct{} // capacity 1: "the queue changed"
+
+	mu   sync.Mutex
+	ring [EventQueue]event
+	head int
+	n    int
+	lost uint64 // events dropped since the last "lost" event was queued
+}
+
+// push queues ev, or counts it lost when the queue is full. A count of
+// lost events goes in first, where they were lost, when there is room for
+// both.
+func (s *subscriber) push(ev event, now func() time.Time) {
+	s.mu.Lock()
+	if s.lost > 0 && s.n+2 <= EventQueue {
+		s.putLocked(event{Kind: EventLost, At: now(), Count: s.lost})
+		s.lost = 0
+	}
+	if s.lost > 0 || s.n == EventQueue {
+		s.lost++
+	} else {
+		s.putLocked(ev)
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *subscriber) putLocked(ev event) {
+	s.ring[(s.head+s.n)%EventQueue] = ev
+	s.n++
+}
+
+// pop takes the oldest event; with none left, a count of lost events.
+func (s *subscriber) pop(now func() time.Time) (event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n == 0 {
+		if s.lost == 0 {
+			return event{}, false
+		}
+		ev := event{Kind: EventLost, At: now(), Count: s.lost}
+		s.lost = 0
+		return ev, true
+	}
+	ev := s.ring[s.head]
+	s.ring[s.head] = event{} // let its strings go
+	s.head = (s.head + 1) % EventQueue
+	s.n--
+	return ev, true
+}
+
+// run writes queued events to the connection until it ends. It waits for
+// room among the connection's outgoing frames, so a host that does not
+// read stalls only this goroutine, while push goes on counting losses.
+func (s *subscriber) run(h *eventHub) {
+	defer h.remove(s.c)
+	for {
+		select {
+		case <-s.wake:
+		case <-s.c.stop:
+			return
+		}
+		for {
+			ev, ok := s.pop(h.now)
+			if !ok {
+				break
+			}
+			b, err := json.Marshal(notification{JSONRPC: "2.0", Method: "event", Params: ev})
+			if err != nil {
+				continue // strings and numbers only: cannot happen
+			}
+			select {
+			case s.c.out <- append(b, '\n'):
+			case <-s.c.stop:
+				return
+			case <-s.c.s.closing:
+				return
+			}
+		}
+	}
+}
