@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/rpc"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -138,7 +139,7 @@ func TestReportProbeInProcess(t *testing.T) {
 	// The host on an in-memory pipe, as it would be on stdio.
 	hostEnd, testEnd := net.Pipe()
 	go srv.ServeHost(hostEnd, hostEnd)
-	host := newRPCConn(testEnd, testEnd, testEnd)
+	host := rpcConn{rpc.New(testEnd, testEnd, testEnd, rpc.Options{})}
 	t.Cleanup(func() { host.Close() })
 	tok, _, err := openRuntime(host, "/root/inproc")
 	if err != nil {

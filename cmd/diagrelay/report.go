@@ -1,13 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/client"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 func init() {
@@ -34,17 +35,13 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	cl, err := dialChild()
+	c, err := client.Dial("", "")
 	if err != nil {
 		fmt.Fprintln(stderr, "diagrelay report:", err)
 		return 1
 	}
-	defer cl.Close()
-	params := map[string]string{"level": *level, "message": strings.Join(fs.Args(), " ")}
-	if *source != "" {
-		params["source"] = *source
-	}
-	if _, err := cl.call("diagnostic.report", params); err != nil {
+	defer c.Close()
+	if err := c.Report(diag.Level(*level), strings.Join(fs.Args(), " "), *source); err != nil {
 		fmt.Fprintln(stderr, "diagrelay report:", err)
 		return 1
 	}
@@ -69,25 +66,19 @@ func runProbe(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "diagrelay probe: --min: %v\n", err)
 		return 2
 	}
-	cl, err := dialChild()
+	c, err := client.Dial("", "")
 	if err != nil {
 		fmt.Fprintln(stderr, "diagrelay probe: not hosted:", err)
 		return 1
 	}
-	defer cl.Close()
-	raw, err := cl.call("diagnostic.probe", nil)
-	if err != nil {
+	defer c.Close()
+	cp, ok, err := c.Probe(*min)
+	switch {
+	case err != nil:
 		fmt.Fprintln(stderr, "diagrelay probe: not hosted:", err)
 		return 1
-	}
-	var reply any // decoded as a JSON bridge would: a map with float64 numbers
-	if err := json.Unmarshal(raw, &reply); err != nil {
-		fmt.Fprintln(stderr, "diagrelay probe: not hosted: bad reply:", err)
-		return 1
-	}
-	cp, ok := capability.Compatible(reply, *min)
-	if !ok {
-		fmt.Fprintf(stderr, "diagrelay probe: not hosted: incompatible reply %s (want protocol %d, version >= %s)\n", raw, capability.Protocol, *min)
+	case !ok:
+		fmt.Fprintf(stderr, "diagrelay probe: not hosted: incompatible reply (version %q, protocol %d; want protocol %d, version >= %s)\n", cp.Version, cp.Protocol, capability.Protocol, *min)
 		return 1
 	}
 	fmt.Fprintf(stdout, "{\"version\":%q,\"protocol\":%d}\n", cp.Version, cp.Protocol)

@@ -27,7 +27,7 @@ type mailMsg struct {
 }
 
 // readMailbox calls mailbox.read for recipient (limit 0: the default).
-func readMailbox(t testing.TB, host *rpcConn, recipient string, limit int) []mailMsg {
+func readMailbox(t testing.TB, host rpcConn, recipient string, limit int) []mailMsg {
 	t.Helper()
 	params := map[string]any{"recipient": recipient}
 	if limit > 0 {
@@ -45,7 +45,7 @@ func readMailbox(t testing.TB, host *rpcConn, recipient string, limit int) []mai
 	return *res.Messages
 }
 
-func ackMailbox(t testing.TB, host *rpcConn, recipient string, msgs []mailMsg) int {
+func ackMailbox(t testing.TB, host rpcConn, recipient string, msgs []mailMsg) int {
 	t.Helper()
 	ids := make([]uint64, len(msgs))
 	for i, m := range msgs {
@@ -283,7 +283,7 @@ func TestServeSocketHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Both hosts are told.
-	for _, h := range []*rpcConn{host, s.host} {
+	for _, h := range []rpcConn{host, s.host} {
 		if thread, text, _ := uiNotifyParams(t, h.nextNote(t)); thread != "/root/sock" || text != "/root/sock: over the socket" {
 			t.Errorf("ui.notify = %q, %q", thread, text)
 		}
@@ -420,7 +420,7 @@ func TestServeBadInput(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		peer  *rpcConn
+		peer  rpcConn
 		frame string
 		id    string // the reply's id, as JSON
 		code  int

@@ -1,0 +1,276 @@
+// Package rpc is the module's one JSON-RPC 2.0 client connection: one JSON
+// object per line, as diagrelay serve speaks it (docs/protocol.md). Calls
+// may be made from many goroutines; a reader goroutine matches replies to
+// calls by id and queues the server's notifications.
+//
+// Package client builds the child's API on it; the tests use it for the
+// host side and for raw frames.
+package rpc
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Error is a JSON-RPC error reply from the server.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
+
+// Notification is a frame from the server without an id, such as ui.notify.
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Reply is a reply that matched no call: Err is an *Error or nil.
+type Reply struct {
+	ID     json.RawMessage // as sent: "null" for a null id
+	Result json.RawMessage
+	Err    error
+}
+
+// Options tune a Conn; the zero value is a child's connection.
+type Options struct {
+	// Timeout bounds each Call (default 30 s).
+	Timeout time.Duration
+	// KeepStrays queues replies that match no pending call on Strays
+	// (replies to frames written with Write). Without it such a reply is a
+	// broken server: every pending call fails and the connection ends,
+	// except an error with a null id, which goes to the oldest pending call.
+	KeepStrays bool
+	// MaxFrame is the longest line read (default 1 MiB); a longer one ends
+	// the connection.
+	MaxFrame int
+}
+
+// notesBuffer bounds the queued notifications; beyond it they are dropped
+// and counted, so that a caller that ignores them never stalls replies.
+const notesBuffer = 4096
+
+// Conn is a JSON-RPC client over one line-delimited stream.
+type Conn struct {
+	w       io.Writer
+	closer  io.Closer
+	opts    Options
+	notes   chan Notification
+	strays  chan Reply
+	dropped atomic.Int64
+
+	wmu sync.Mutex // one frame at a time on w
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan Reply
+	done    bool
+	err     error // why the reader stopped
+}
+
+// New starts a Conn reading r and writing w; Close closes c.
+func New(r io.Reader, w io.Writer, c io.Closer, opts Options) *Conn {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	if opts.MaxFrame <= 0 {
+		opts.MaxFrame = 1 << 20
+	}
+	cn := &Conn{w: w, closer: c, opts: opts, pending: make(map[int64]chan Reply),
+		notes: make(chan Notification, notesBuffer)}
+	if opts.KeepStrays {
+		cn.strays = make(chan Reply, 64)
+	}
+	go cn.read(r)
+	return cn
+}
+
+// frame is any incoming line: a reply or a notification.
+type frame struct {
+	ID     json.RawMessage `json:"id"` // empty when absent, "null" when null
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+}
+
+func (c *Conn) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), c.opts.MaxFrame)
+	var err error
+	for err == nil {
+		if !sc.Scan() {
+			err = sc.Err()
+			if err == nil {
+				err = io.EOF
+			}
+			err = fmt.Errorf("reading the reply: %w", err)
+			break
+		}
+		err = c.dispatch(sc.Bytes())
+	}
+	c.mu.Lock()
+	c.done, c.err = true, err
+	for id, ch := range c.pending {
+		ch <- Reply{Err: err}
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	close(c.notes)
+	if c.strays != nil {
+		close(c.strays)
+	}
+}
+
+// dispatch routes one line; an error ends the connection.
+func (c *Conn) dispatch(line []byte) error {
+	var f frame
+	if err := json.Unmarshal(line, &f); err != nil {
+		return fmt.Errorf("bad reply %.80q: %w", line, err)
+	}
+	if len(f.ID) == 0 {
+		select {
+		case c.notes <- Notification{Method: f.Method, Params: f.Params}:
+		default:
+			c.dropped.Add(1)
+		}
+		return nil
+	}
+	rep := Reply{ID: f.ID, Result: f.Result}
+	if f.Error != nil {
+		rep.Err = f.Error
+	}
+	var id int64
+	matched := false
+	c.mu.Lock()
+	if string(f.ID) != "null" && json.Unmarshal(f.ID, &id) == nil {
+		if ch, ok := c.pending[id]; ok {
+			delete(c.pending, id)
+			ch <- rep
+			matched = true
+		}
+	}
+	c.mu.Unlock()
+	switch {
+	case matched:
+		return nil
+	case c.strays != nil:
+		select {
+		case c.strays <- rep:
+			return nil
+		default:
+			return fmt.Errorf("unexpected reply %.80q", line)
+		}
+	case string(f.ID) == "null" && f.Error != nil:
+		// An error the server could not tie to a request: it answers the
+		// oldest call in flight.
+		c.mu.Lock()
+		oldest := int64(-1)
+		for pid := range c.pending {
+			if oldest < 0 || pid < oldest {
+				oldest = pid
+			}
+		}
+		if oldest >= 0 {
+			c.pending[oldest] <- rep
+			delete(c.pending, oldest)
+		}
+		c.mu.Unlock()
+		return nil
+	default:
+		return fmt.Errorf("reply to another request (id %.40s)", f.ID)
+	}
+}
+
+// Call sends a request and waits for its reply; a non-nil result receives
+// the decoded result. A JSON-RPC error reply is an *Error.
+func (c *Conn) Call(method string, params, result any) error {
+	ch, err := c.send(method, params)
+	if err != nil {
+		return err
+	}
+	t := time.NewTimer(c.opts.Timeout)
+	defer t.Stop()
+	var rep Reply
+	select {
+	case rep = <-ch:
+	case <-t.C:
+		return fmt.Errorf("%s: no reply within %v", method, c.opts.Timeout)
+	}
+	if rep.Err != nil {
+		return rep.Err
+	}
+	if result == nil {
+		return nil
+	}
+	if raw, ok := result.(*json.RawMessage); ok {
+		*raw = rep.Result
+		return nil
+	}
+	if err := json.Unmarshal(rep.Result, result); err != nil {
+		return fmt.Errorf("%s: bad reply %.80s: %w", method, rep.Result, err)
+	}
+	return nil
+}
+
+func (c *Conn) send(method string, params any) (<-chan Reply, error) {
+	ch := make(chan Reply, 1)
+	c.mu.Lock()
+	if c.done {
+		c.mu.Unlock()
+		return nil, c.err
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+	req := struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int64  `json:"id"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{"2.0", id, method, params}
+	b, err := json.Marshal(req)
+	if err == nil {
+		err = c.Write(b)
+	}
+	if err != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return nil, err
+	}
+	return ch, nil
+}
+
+// Write sends one raw frame; a newline is added.
+func (c *Conn) Write(frame []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(append(frame[:len(frame):len(frame)], '\n'))
+	return err
+}
+
+// Notifications returns the queue of the server's notifications, in order;
+// it is closed when the connection ends.
+func (c *Conn) Notifications() <-chan Notification { return c.notes }
+
+// DroppedNotifications counts those lost to a full queue.
+func (c *Conn) DroppedNotifications() int64 { return c.dropped.Load() }
+
+// Strays returns the queue of unmatched replies (Options.KeepStrays), or nil.
+func (c *Conn) Strays() <-chan Reply { return c.strays }
+
+// Close closes the stream; calls in flight fail.
+func (c *Conn) Close() error {
+	if c.closer == nil {
+		return nil
+	}
+	return c.closer.Close()
+}

@@ -1,0 +1,37 @@
+// Package testutil holds the small helpers the module's tests share.
+package testutil
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// ShortTempDir returns a fresh directory under the system temp dir, removed
+// at cleanup. t.TempDir's long names can overflow sun_path (about 100
+// bytes) once a socket name is added.
+func ShortTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "dr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// Within fails the test instead of hanging when f does not return within
+// d: a deadlock would otherwise block go test until its global timeout.
+func Within(t testing.TB, d time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("did not return within %v (deadlock?)", d)
+	}
+}
