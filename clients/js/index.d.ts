@@ -204,8 +204,15 @@ export interface Notification {
 /** An `event` notification after subscribe(). */
 export interface ServiceEvent {
   kind: "opened" | "reopened" | "closed" | "delivered" | "dropped" | "notified" | "held" | "lost";
+  /** "" for the summary of held-back notifications. */
   thread: string;
   at: string;
+  /** opened, reopened */
+  parent?: string;
+  owner?: string;
+  /** opened, reopened, closed */
+  generation?: number;
+  /** delivered */
   level?: Level;
   source?: string;
   message?: string;
