@@ -78,3 +78,14 @@ test("examples/node/child.js reports through the package", { timeout: 30_000 }, 
   assert.equal(r.code, 1);
   assert.match(r.stderr, /not hosted/);
 });
+
+test("the README quotes both snippets exactly", () => {
+  const docs = ["README.md", "docs/readme-js.md"]
+    .map((f) => path.join(repoRoot, f))
+    .filter((f) => fs.existsSync(f))
+    .map((f) => fs.readFileSync(f, "utf8"));
+  for (const name of ["extension", "host"]) {
+    const snippet = "```ts\n" + fs.readFileSync(path.join(examples, `${name}.ts`), "utf8") + "```";
+    assert.ok(docs.some((d) => d.includes(snippet)), `neither README.md nor docs/readme-js.md quotes examples/${name}.ts exactly`);
+  }
+});
