@@ -103,8 +103,7 @@ export class Bridge {
       this.dropped++;
       return;
     }
-    const params = reportParams(payload);
-    const p = this.#peer.call("diagnostic.report", params).then(
+    const p = this.#peer.callEncoded("diagnostic.report", reportParams(payload)).then(
       () => {},
       (err) => {
         if (!(err instanceof RPCError)) {

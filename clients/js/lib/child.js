@@ -112,7 +112,7 @@ export class Child {
    */
   async report(level, message, source) {
     const payload = source === undefined ? { level, message } : { level, message, source };
-    await this.#peer.call("diagnostic.report", reportParams(payload));
+    await this.#peer.callEncoded("diagnostic.report", reportParams(payload));
   }
 
   /** close ends the connection. */

@@ -3,6 +3,8 @@
 // their calls, notifications handed to a callback, every pending call
 // rejected when the stream ends.
 
+import { MAX_DEPTH, MAX_FRAME, depth, stringify } from "./json.js";
+
 /** The error a call rejects with when the service answers with an error. */
 export class RPCError extends Error {
   /**
@@ -50,15 +52,39 @@ export class Peer {
 
   /**
    * call sends a request and resolves with its result. params undefined
-   * sends no "params" member at all.
+   * sends no "params" member at all. A frame the service could not answer
+   * by id (over 64 KiB, nested deeper than 64) is refused here, not sent.
    * @param {string} method
    * @param {unknown} [params]
    * @returns {Promise<any>}
    */
   call(method, params) {
+    let text;
+    try {
+      text = stringify(params);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (text !== undefined && depth(text) > MAX_DEPTH - 1) {
+      return Promise.reject(new RangeError(`${method}: params nested deeper than the service reads (${MAX_DEPTH})`));
+    }
+    return this.callEncoded(method, text);
+  }
+
+  /**
+   * callEncoded is call with params already encoded by json.stringify
+   * (undefined: no params) and known to fit (see fit.js).
+   * @param {string} method
+   * @param {string | undefined} paramsJSON
+   * @returns {Promise<any>}
+   */
+  callEncoded(method, paramsJSON) {
     if (this.closed) return Promise.reject(this.closed);
     const id = ++this.nextID;
-    const line = encode(id, method, params);
+    const line = encode(id, method, paramsJSON);
+    if (Buffer.byteLength(line) - 1 > MAX_FRAME) {
+      return Promise.reject(new RangeError(`${method}: a frame of ${Buffer.byteLength(line) - 1} bytes is over the service's 64 KiB`));
+    }
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, method });
       this.#write(line);
@@ -133,10 +159,9 @@ export class Peer {
  * encode returns the frame of a request, newline included.
  * @param {number} id
  * @param {string} method
- * @param {unknown} params
+ * @param {string | undefined} paramsJSON params encoded by json.stringify
  */
-export function encode(id, method, params) {
-  const req = { jsonrpc: "2.0", id, method };
-  if (params !== undefined) req.params = params;
-  return JSON.stringify(req) + "\n";
+export function encode(id, method, paramsJSON) {
+  const head = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)}`;
+  return (paramsJSON === undefined ? head : `${head},"params":${paramsJSON}`) + "}\n";
 }

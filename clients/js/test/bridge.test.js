@@ -164,10 +164,14 @@ test("payloads of every shape pass to the service, nothing throws out of emit", 
     { level: "info", message: 7 }, cyclic, { level: "info", message: 1n }, () => "a function",
     new Proxy({}, { get() { throw new Error("trap"); }, ownKeys() { throw new Error("trap"); } }),
     Object.defineProperty({ level: "info" }, "message", { enumerable: true, get() { throw new Error("getter"); } }),
+    // Deeper than the service reads a frame: it could not answer it by id.
+    { level: "info", message: "deep", extra: JSON.parse("[".repeat(70) + "]".repeat(70)) },
   ];
   for (const p of invalid) assert.doesNotThrow(() => events.emit(REPORT_TOPIC, p));
   // Fields that claim another thread are ignored: attribution is the token's.
   events.emit(REPORT_TOPIC, { level: "warning", message: "extra keys", source: "x", path: "/root", thread: "/root/other", from: "/k" });
+  // Text UTF-8 cannot carry: lone surrogates arrive as U+FFFD.
+  events.emit(REPORT_TOPIC, { level: "info", message: "half \ud83d pair", source: "x", ["key\udc00"]: 1 });
   // Probe payloads of every shape, and a respond that throws.
   for (const p of [undefined, null, 1, "x", {}, { respond: 5 }, { respond: () => { throw new Error("ext bug"); } }]) {
     assert.doesNotThrow(() => events.emit(PROBE_TOPIC, p));
@@ -176,9 +180,9 @@ test("payloads of every shape pass to the service, nothing throws out of emit", 
   const st = await host.status("/root/shapes");
   assert.equal(st.dropped.invalid, invalid.length);
   assert.equal(bridge.refused, invalid.length);
-  assert.deepEqual(st.diagnostics.map((d) => [d.source, d.message]), [["x", "extra keys"]]);
+  assert.deepEqual(st.diagnostics.map((d) => [d.source, d.message]), [["x", "extra keys"], ["x", "half \ufffd pair"]]);
   const box = await host.readMailbox("/root");
-  assert.deepEqual(box.map((m) => m.from), ["/root/shapes"]);
+  assert.deepEqual(box.map((m) => m.from), ["/root/shapes", "/root/shapes"]);
   await waitFor(() => errors.length === 1, 1000, "the respond error");
   assert.equal(errors[0].message, "ext bug");
   assert.ok(bridge.connected);
