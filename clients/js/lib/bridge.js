@@ -47,8 +47,25 @@ export class Bridge {
     /** The service's answer to session.hello: {role, path, generation}. */
     this.session = session.hello;
     // Installed only now: the service said hello and answered the probe.
-    this.#offs.push(events.on(PROBE_TOPIC, (req) => this.#onProbe(req)));
-    this.#offs.push(events.on(REPORT_TOPIC, (payload) => this.#onReport(payload)));
+    try {
+      this.#offs.push(events.on(PROBE_TOPIC, (req) => this.#onProbe(req)));
+      this.#offs.push(events.on(REPORT_TOPIC, (payload) => this.#onReport(payload)));
+    } catch (err) {
+      this.#closing = true; // a handler already installed answers nothing
+      this.#unsubscribe();
+      throw err;
+    }
+  }
+
+  #unsubscribe() {
+    for (const off of this.#offs.splice(0)) {
+      try {
+        if (typeof off === "function") off();
+      } catch {
+        // A bus whose unsubscribe throws still loses our handlers' effect:
+        // #closing makes them do nothing.
+      }
+    }
   }
 
   /** The capability the probe answers with: the service's diagnostic.probe reply. */
@@ -147,14 +164,7 @@ export class Bridge {
     if (this.#closing) return;
     await this.flush();
     this.#closing = true;
-    for (const off of this.#offs.splice(0)) {
-      try {
-        off();
-      } catch {
-        // A bus whose unsubscribe throws still loses our handlers' effect:
-        // #closing makes them do nothing.
-      }
-    }
+    this.#unsubscribe();
     await closeSocket(this.#sock);
   }
 }
@@ -175,7 +185,12 @@ export async function bridgeChildBus(events, options = {}) {
     onStray: (err) => bridge?._stray(err),
   };
   const session = await openSession(options, hooks);
-  bridge = new Bridge(session, events);
+  try {
+    bridge = new Bridge(session, events);
+  } catch (err) {
+    session.sock.destroy(); // a bus whose on() throws: nothing stays open
+    throw err;
+  }
   if (session.peer.closed) bridge._lost(session.peer.closed);
   return bridge;
 }

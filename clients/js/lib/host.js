@@ -104,6 +104,9 @@ export class Host {
       proc.once("error", (err) => resolve(err));
     });
     if (spawned) throw Object.assign(new Error(`Host.start: cannot run ${bin}: ${spawned.message}`), { code: spawned.code });
+    // A later error (a failed kill) must not crash the host process; the
+    // exit event and the pipes report what matters.
+    proc.on("error", () => {});
     const host = new Host(proc, socket, data);
     const deadline = Date.now() + (options.timeout ?? DEFAULT_START_TIMEOUT);
     try {

@@ -89,3 +89,22 @@ test("no service, or a silent one: rejects, never hangs", T, async (t) => {
   await assert.rejects(connectChild({ socket: sock2, token: "t" }), (e) => ["ERR_DIAGRELAY_CLOSED", "EPIPE", "ECONNRESET"].includes(e.code));
   assert.equal(events.count(PROBE_TOPIC), 0);
 });
+
+test("a bus whose on() throws: the bridge rejects and leaves nothing hosted", T, async (t) => {
+  const host = await startHost(t);
+  const rt = await host.open("/root/badbus");
+  const inner = createBus();
+  let calls = 0;
+  const events = {
+    on(topic, fn) {
+      if (++calls === 2) throw new Error("bus full");
+      return inner.on(topic, fn);
+    },
+    emit: inner.emit,
+  };
+  await assert.rejects(bridgeChildBus(events, { socket: host.socket, token: rt.token }), /bus full/);
+  let hosted = false;
+  inner.emit(PROBE_TOPIC, { respond: () => { hosted = true; } });
+  assert.equal(hosted, false);
+  assert.equal(inner.count(PROBE_TOPIC), 0, "the first handler was removed again");
+});
