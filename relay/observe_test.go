@@ -77,3 +77,23 @@ func TestObserverSeesDeliveryDropHeldAndSummary(t *testing.T) {
 		t.Fatal("Thread of a path never opened")
 	}
 }
+
+// Thread's summary counts the live generation's drops, as Status does:
+// thread.list and thread.status must agree.
+func TestThreadSummaryCountsLiveDrops(t *testing.T) {
+	r := newRig(t, relay.ModeRPC)
+	rt := r.open(t, "/root/x", "", "")
+	for range 2 {
+		rt.Report(report("info", "same", ""))
+	}
+	check := func(when string) {
+		sum, ok := r.m.Thread("/root/x")
+		st := r.status(t, "/root/x")
+		if !ok || sum.Dropped != st.Dropped || sum.Dropped.Duplicate != 1 {
+			t.Errorf("%s: summary dropped %+v, status %+v; want one duplicate in both", when, sum.Dropped, st.Dropped)
+		}
+	}
+	check("live")
+	rt.Close()
+	check("closed")
+}

@@ -40,6 +40,15 @@ func (t *thread) pushLocked(d Diagnostic) {
 	t.head = (t.head + 1) % MaxStatusDiagnostics
 }
 
+// droppedLocked is every drop of every generation: the closed ones' sums
+// and the live gate's counts.
+func (t *thread) droppedLocked() Dropped {
+	if t.live != nil && t.live.gate != nil {
+		return t.dropped.plus(t.live.gate.Counts())
+	}
+	return t.dropped
+}
+
 func (t *thread) status() Status {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -50,10 +59,7 @@ func (t *thread) status() Status {
 		Open:        t.live != nil,
 		Generation:  t.gen,
 		Diagnostics: make([]Diagnostic, 0, len(t.diags)),
-		Dropped:     t.dropped,
-	}
-	if t.live != nil && t.live.gate != nil {
-		s.Dropped = s.Dropped.plus(t.live.gate.Counts())
+		Dropped:     t.droppedLocked(),
 	}
 	s.Diagnostics = append(s.Diagnostics, t.diags[t.head:]...)
 	s.Diagnostics = append(s.Diagnostics, t.diags[:t.head]...)
