@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -128,4 +131,72 @@ func TestStoreReadBack(t *testing.T) {
 			t.Errorf("%q in a batch: %v", cases[i].wrote.key, err)
 		}
 	}
+}
+
+// Post itself answers only when its record reads back as written. Another
+// write committed in the same batch overwrites the Post's record (what a
+// bug or a damaged page would do): that Post fails with ErrCorrupt, the
+// others of the batch succeed, and ReadPage lists the record as damaged
+// rather than serve it.
+func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	mustPost(t, s, msg("/root", "/root/x", "before", 0))
+	queued := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			s.commits.mu.Lock()
+			got := len(s.commits.queue)
+			s.commits.mu.Unlock()
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued, want %d", got, n)
+			}
+		}
+	}
+	// A leader holds its commit open until the Post and the overwrite are
+	// queued behind it, so that both go into the next batch, in that order.
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release) // before the Store's Close, which waits for the Post
+	results := make(chan error, 3)
+	go func() {
+		results <- s.commits.do(s, func(*bolt.Tx) error { <-hold; return nil })
+	}()
+	for !leading(s) { // set in the same critical section that takes the batch
+		time.Sleep(time.Millisecond)
+	}
+	postErr := make(chan error, 1)
+	go func() { postErr <- s.Post(msg("/root", "/root/x", "overwritten", 1)) }()
+	queued(1)
+	go func() {
+		results <- s.commits.do(s, func(tx *bolt.Tx) error {
+			last := tx.Bucket(metaBucket).Sequence() // the id the Post just took
+			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(last), []byte("\x02 not the record"))
+		})
+	}()
+	queued(2)
+	release()
+	if err := <-postErr; !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "did not read back") {
+		t.Fatalf("Post of an overwritten record: %v; want ErrCorrupt", err)
+	}
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Fatalf("the other writes of the batch: %v", err)
+		}
+	}
+	p, err := s.ReadPage("/root", 0)
+	if err != nil || fmt.Sprint(messages(p.Messages)) != "[before #0]" || fmt.Sprint(p.Damaged) != "[2]" {
+		t.Fatalf("ReadPage: %v damaged %v, %v; want [before #0] damaged [2]", messages(p.Messages), p.Damaged, err)
+	}
+	if st := s.Stats(); st.Posts != 1 {
+		t.Fatalf("Stats.Posts = %d; the failed Post must not count", st.Posts)
+	}
+}
+
+func leading(s *Store) bool {
+	s.commits.mu.Lock()
+	defer s.commits.mu.Unlock()
+	return s.commits.leading
 }
