@@ -200,3 +200,69 @@ func leading(s *Store) bool {
 	defer s.commits.mu.Unlock()
 	return s.commits.leading
 }
+
+// Damage is bounded in what it costs a reader: one ReadPage lists at most
+// MaxReadLimit damaged ids (and then stops, with no message if damage
+// comes first), so reading the rest takes acking those; Check counts all
+// of the damage but lists at most MaxReportedIDs ids, and counts entries
+// that are not records at all as unaddressable.
+func TestDamageBounds(t *testing.T) {
+	const nDamaged = MaxReadLimit + 5
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	s := openStore(t, path)
+	if err := s.update(func(tx *bolt.Tx) error {
+		boxes := tx.Bucket(recipientsBucket)
+		box, err := boxes.CreateBucket([]byte("/root"))
+		if err != nil {
+			return err
+		}
+		for id := uint64(1); id <= nDamaged; id++ {
+			if err := box.Put(idKey(id), []byte{recordV2, 'x', 'x', 'x', 'x'}); err != nil {
+				return err
+			}
+		}
+		if err := box.Put([]byte("short"), []byte("v")); err != nil {
+			return err
+		}
+		if _, err := box.CreateBucket(idKey(nDamaged + 100)); err != nil {
+			return err
+		}
+		if err := boxes.Put([]byte("/v"), []byte("a value, not a bucket")); err != nil {
+			return err
+		}
+		return tx.Bucket(metaBucket).SetSequence(nDamaged)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustPost(t, s, msg("/root", "/root/x", "good", 1))
+	mustPost(t, s, msg("/root", "/root/x", "good", 2))
+	s.Close()
+
+	rep, err := Check(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Recipients) != 2 {
+		t.Fatalf("Check: %+v", rep.Recipients)
+	}
+	root, v := rep.Recipients[0], rep.Recipients[1]
+	if root.Recipient != "/root" || root.Damaged != nDamaged || len(root.DamagedIDs) != MaxReportedIDs ||
+		root.DamagedIDs[0] != 1 || root.Unacknowledged != 2 || root.Unaddressable != 2 {
+		t.Fatalf("Check /root: %s %d damaged (%d ids listed, first %d), %d unacknowledged, %d unaddressable",
+			root.Recipient, root.Damaged, len(root.DamagedIDs), root.DamagedIDs[0], root.Unacknowledged, root.Unaddressable)
+	}
+	if v.Recipient != "/v" || v.Unaddressable != 1 || rep.Clean() {
+		t.Fatalf("Check /v: %+v, clean %v", v, rep.Clean())
+	}
+
+	s = openStore(t, path)
+	p, err := s.ReadPage("/root", 0)
+	if err != nil || len(p.Messages) != 0 || len(p.Damaged) != MaxReadLimit || p.Damaged[0] != 1 || p.Damaged[MaxReadLimit-1] != MaxReadLimit {
+		t.Fatalf("first ReadPage: %d messages, %d damaged, %v", len(p.Messages), len(p.Damaged), err)
+	}
+	mustAck(t, s, "/root", p.Damaged, MaxReadLimit)
+	p, err = s.ReadPage("/root", 0)
+	if err != nil || fmt.Sprint(messages(p.Messages)) != "[good #1 good #2]" || fmt.Sprint(p.Damaged) != "[1001 1002 1003 1004 1005]" {
+		t.Fatalf("ReadPage after the ack: %v, damaged %v, %v", messages(p.Messages), p.Damaged, err)
+	}
+}
