@@ -251,3 +251,28 @@ func txID(db *bolt.DB) int {
 	defer tx.Rollback()
 	return tx.ID()
 }
+
+// BenchmarkChecksum measures the checksum alone, as Post computes it: the
+// CRC-32C of a record's body (bodySum), then extended by its id (withID),
+// for the benchmarks' typical record and for the largest one.
+func BenchmarkChecksum(b *testing.B) {
+	typical := msg("/root", "/root/x", "bench", 0)
+	largest := typical
+	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))
+	for _, m := range []relay.ParentMessage{typical, largest} {
+		body := encodeBody(nil, &m)
+		b.Run(fmt.Sprintf("bytes=%d", len(body)), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			var sum uint32
+			id := uint64(1)
+			for b.Loop() {
+				sum ^= withID(bodySum(body), id)
+				id++
+			}
+			sink = sum
+		})
+	}
+}
+
+var sink uint32
