@@ -106,8 +106,9 @@ func benchmarkPost(b *testing.B, noSync bool) {
 // without (ns/post-on, ns/post-off) and their ratio (on/off); its ns/op
 // would be per pair of rounds, so it is suppressed. A round is one post
 // for one poster, and 8 posts per poster for 8 and 64 (all posters at
-// once). bytes=65536 posts messages of MaxMessageBytes, the most a record
-// holds.
+// once). size=typical posts the message the other benchmarks post (193
+// bytes of record); size=max posts messages of MaxMessageBytes, the most
+// a record holds.
 func BenchmarkStorePostPaired(b *testing.B) {
 	typical := msg("/root", "/root/x", "bench", 0)
 	largest := typical
@@ -116,11 +117,11 @@ func BenchmarkStorePostPaired(b *testing.B) {
 		posters int
 		m       relay.ParentMessage
 	}{{1, typical}, {8, typical}, {64, typical}, {1, largest}} {
-		name := fmt.Sprintf("posters=%d", c.posters)
+		size := "typical"
 		if c.m.Message != typical.Message {
-			name += fmt.Sprintf("/bytes=%d", messageBytes(&c.m))
+			size = "max"
 		}
-		b.Run(name, func(b *testing.B) {
+		b.Run(fmt.Sprintf("posters=%d/size=%s", c.posters, size), func(b *testing.B) {
 			s := openStore(b, filepath.Join(b.TempDir(), "mailbox.db"))
 			per := 8
 			if c.posters == 1 {
@@ -251,14 +252,18 @@ func txID(db *bolt.DB) int {
 
 // BenchmarkChecksum measures the checksum alone, as Post computes it: the
 // CRC-32C of a record's body (bodySum), then extended by its id (withID),
-// for the benchmarks' typical record and for the largest one.
+// for the benchmarks' typical record (193 bytes) and for the largest one
+// (65555 bytes: MaxMessageBytes of fields); B/s is of the record.
 func BenchmarkChecksum(b *testing.B) {
 	typical := msg("/root", "/root/x", "bench", 0)
 	largest := typical
 	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))
-	for _, m := range []relay.ParentMessage{typical, largest} {
-		body := encodeBody(nil, &m)
-		b.Run(fmt.Sprintf("bytes=%d", len(body)), func(b *testing.B) {
+	for _, c := range []struct {
+		size string
+		m    relay.ParentMessage
+	}{{"typical", typical}, {"max", largest}} {
+		body := encodeBody(nil, &c.m)
+		b.Run("size="+c.size, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			var sum uint32
