@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/watch"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
@@ -90,7 +92,7 @@ func runDemoWatch(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	store, err := mailbox.Open(filepath.Join(dir, mailboxFile))
+	store, err := mailbox.Open(filepath.Join(dir, datadir.MailboxFile))
 	if err != nil {
 		fmt.Fprintln(stderr, "diagrelay demo:", err)
 		return 1
@@ -99,7 +101,7 @@ func runDemoWatch(stdin io.Reader, stdout, stderr io.Writer) int {
 	token := service.NewToken()
 	srv := service.New(service.Config{Mailbox: store, HostToken: token})
 	socket := filepath.Join(dir, "s")
-	l, err := listenUnix(socket)
+	l, err := serve.Listen(socket)
 	if err != nil {
 		fmt.Fprintln(stderr, "diagrelay demo:", err)
 		return 1

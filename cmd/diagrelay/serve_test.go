@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/diagrelay/diagrelay/internal/datadir"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -67,7 +68,7 @@ func ackMailbox(t testing.TB, host rpcConn, recipient string, msgs []mailMsg) in
 func TestServeEndToEnd(t *testing.T) {
 	s := startServer(t, "", "")
 
-	for _, f := range []string{s.socket, filepath.Join(s.data, hostTokenFile)} {
+	for _, f := range []string{s.socket, filepath.Join(s.data, datadir.HostTokenFile)} {
 		fi, err := os.Lstat(f)
 		if err != nil {
 			t.Fatal(err)
@@ -341,8 +342,8 @@ func TestServeSignals(t *testing.T) {
 				t.Error("a child connection still answers after the shutdown")
 			}
 
-			checkBolt(t, filepath.Join(s.data, mailboxFile))
-			st, err := mailbox.Open(filepath.Join(s.data, mailboxFile), mailbox.WithLockTimeout(0))
+			checkBolt(t, filepath.Join(s.data, datadir.MailboxFile))
+			st, err := mailbox.Open(filepath.Join(s.data, datadir.MailboxFile), mailbox.WithLockTimeout(0))
 			if err != nil {
 				t.Fatalf("reopening the store: %v", err)
 			}
@@ -478,7 +479,7 @@ func TestServeHostClosesStdout(t *testing.T) {
 	if code, sig := s.wait(); code != 0 {
 		t.Fatalf("after stdin closed: exit %d, signal %v; stderr:\n%s", code, sig, s.stderr.String())
 	}
-	st, err := mailbox.Open(filepath.Join(s.data, mailboxFile), mailbox.WithLockTimeout(0))
+	st, err := mailbox.Open(filepath.Join(s.data, datadir.MailboxFile), mailbox.WithLockTimeout(0))
 	if err != nil {
 		t.Fatal(err)
 	}

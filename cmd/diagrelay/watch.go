@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
+	"github.com/diagrelay/diagrelay/internal/datadir"
 	"github.com/diagrelay/diagrelay/internal/watch"
 )
 
@@ -22,10 +23,7 @@ On a terminal it shows a full-screen view (up/down or j/k move, enter
 selects, l filters levels, q or Ctrl-C quits); otherwise, or with --plain,
 one readable line per event; with --json one JSON object per event (for jq).
 Every text shown is sanitized again before it reaches the terminal.`,
-	Env: []string{
-		"XDG_RUNTIME_DIR  the default socket is $XDG_RUNTIME_DIR/diagrelay.sock (else DIR/diagrelay.sock)",
-		"XDG_STATE_HOME   the default DIR is $XDG_STATE_HOME/diagrelay (else ~/.local/state/diagrelay)",
-	},
+	Env: []string{envRuntimeDir, envStateHome},
 	Exit: []string{
 		"0  the view was quit, or serve went away",
 		"1  could not connect, or failed while watching (the reason on stderr)",
@@ -35,7 +33,7 @@ Every text shown is sanitized again before it reaches the terminal.`,
 
 func runWatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlagSet("watch", stderr, &watchHelp)
-	data := fs.String("data", defaultDataDir(), "`dir`ectory of serve's host.token")
+	data := fs.String("data", datadir.Default(), "`dir`ectory of serve's host.token")
 	socket := fs.String("socket", "", "serve's Unix socket `path` (default $XDG_RUNTIME_DIR/diagrelay.sock, else DIR/diagrelay.sock)")
 	plain := fs.Bool("plain", false, "print one readable line per event instead of the full-screen view")
 	asJSON := fs.Bool("json", false, "print one JSON object per event (for jq)")
@@ -51,9 +49,9 @@ func runWatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *socket == "" {
-		*socket = defaultSocket(*data)
+		*socket = datadir.Socket(*data)
 	}
-	tokenFile := filepath.Join(*data, hostTokenFile)
+	tokenFile := filepath.Join(*data, datadir.HostTokenFile)
 	token, err := os.ReadFile(tokenFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "diagrelay watch: reading the host token: %v\n", err)
