@@ -30,21 +30,23 @@ requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
 }
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var o serve.Options
 	fs := newFlagSet("serve", stderr, &serveHelp)
-	stdio := fs.Bool("stdio", false, "serve the host on stdin/stdout")
-	socket := fs.String("socket", "", "serve children (and a host with the host token) on this Unix socket `path` (mode 0600);\ndefault $XDG_RUNTIME_DIR/diagrelay.sock, else DIR/diagrelay.sock")
-	data := fs.String("data", datadir.Default(), "`dir`ectory of the durable mailbox and host.token")
+	fs.BoolVar(&o.Stdio, "stdio", false, "serve the host on stdin/stdout")
+	fs.StringVar(&o.Socket, "socket", "", "serve children (and a host with the host token) on this Unix socket `path` (mode 0600);\ndefault $XDG_RUNTIME_DIR/diagrelay.sock, else DIR/diagrelay.sock")
+	fs.StringVar(&o.Data, "data", datadir.Default(), "`dir`ectory of the durable mailbox and host.token")
 	modeName := fs.String("mode", "rpc", "the parent session's mode: tui, rpc or print")
-	maxPending := fs.Int("max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
-	maxConns := fs.Int("max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
+	fs.IntVar(&o.MaxPending, "max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
+	fs.IntVar(&o.MaxConnsPerChild, "max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
 	logFormat := fs.String("log-format", "text", "log to stderr as text or json (at most 10 lines/s)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if !flagSet(fs, "socket") {
-		*socket = datadir.Socket(*data)
+		o.Socket = datadir.Socket(o.Data)
 	}
-	mode, err := relay.ParseMode(*modeName)
+	var err error
+	o.Mode, err = relay.ParseMode(*modeName)
 	switch {
 	case err != nil:
 		fmt.Fprintln(stderr, "diagrelay serve:", err)
@@ -52,25 +54,23 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "diagrelay serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
-	case *maxPending < 1:
+	case o.MaxPending < 1:
 		fmt.Fprintln(stderr, "diagrelay serve: --max-pending must be at least 1")
 		return 2
-	case *maxConns < 1:
+	case o.MaxConnsPerChild < 1:
 		fmt.Fprintln(stderr, "diagrelay serve: --max-conns-per-child must be at least 1")
 		return 2
 	case *logFormat != "text" && *logFormat != "json":
 		fmt.Fprintf(stderr, "diagrelay serve: --log-format %q is not text or json\n", *logFormat)
 		return 2
-	case !*stdio && *socket == "":
+	case !o.Stdio && o.Socket == "":
 		fmt.Fprintln(stderr, "diagrelay serve: --socket \"\" without --stdio serves no one: give --stdio, --socket PATH or both")
 		fs.Usage()
 		return 2
 	}
-	logger := serve.NewLogger(stderr, *logFormat, time.Now)
-	opts := serve.Options{Stdio: *stdio, Socket: *socket, Data: *data, Mode: mode,
-		MaxPending: *maxPending, MaxConnsPerChild: *maxConns, Logger: logger}
-	if err := serve.Run(opts, stdin, stdout); err != nil {
-		logger.Error(err.Error())
+	o.Logger = serve.NewLogger(stderr, *logFormat, time.Now)
+	if err := serve.Run(o, stdin, stdout); err != nil {
+		o.Logger.Error(err.Error())
 		return 1
 	}
 	return 0
