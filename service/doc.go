@@ -42,6 +42,14 @@
 //     type or an internal error; those go to Config.Logger, which
 //     NewLimitHandler keeps to a few lines per second.
 //
+// # Events
+//
+// A host may call thread.list and events.subscribe to watch the session
+// (diagrelay watch does). Each subscriber has its own queue of EventQueue
+// events; a subscriber that does not read loses events, counted in a "lost"
+// event, and its events take at most half of Config.MaxUnsent, so it never
+// slows a child, the host's replies or another subscriber.
+//
 // # Durability
 //
 // A reply to diagnostic.report is written only after the report's parent

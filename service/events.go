@@ -104,7 +104,7 @@ func (h *eventHub) Observe(o relay.Observation) {
 		ev.Kind, ev.Level = EventDelivered, string(o.Report.Level)
 		ev.Source, ev.Message = ptr(o.Report.Source), ptr(o.Report.Message)
 	case relay.ObservedDrop:
-		ev.Kind, ev.Reason = EventDropped, o.Verdict.String()
+		ev.Kind, ev.Reason = EventDropped, wireReason(o.Verdict)
 	case relay.ObservedHeld, relay.ObservedNotification:
 		ev.Kind = EventHeld
 		if o.Kind == relay.ObservedNotification {

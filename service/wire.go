@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -188,6 +189,22 @@ type threadInfo struct {
 	Generation  uint64        `json:"generation"`
 	Diagnostics int           `json:"diagnostics"`
 	Dropped     droppedResult `json:"dropped"`
+}
+
+// wireReason names a drop as a dropped event's reason, the names of
+// droppedResult's members: the wire's, not diag's String.
+func wireReason(v diag.Verdict) string {
+	switch v {
+	case diag.DropDuplicate:
+		return "duplicate"
+	case diag.DropRate:
+		return "rate"
+	case diag.DropCap:
+		return "cap"
+	case diag.DropInvalid:
+		return "invalid"
+	}
+	return "unknown"
 }
 
 func wireDropped(d relay.Dropped) droppedResult {

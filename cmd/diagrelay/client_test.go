@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/rpc"
+	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -125,7 +126,7 @@ func TestReportProbeInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := service.New(service.Config{Mailbox: store})
-	l, err := listenUnix(filepath.Join(dir, "s"))
+	l, err := serve.Listen(filepath.Join(dir, "s"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/datadir"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
 
@@ -137,7 +138,7 @@ func (f *flood) awaitReplies(t *testing.T) {
 func (f *flood) check(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	path := filepath.Join(f.s.data, mailboxFile)
+	path := filepath.Join(f.s.data, datadir.MailboxFile)
 	checkBolt(t, path)
 	st, err := mailbox.Open(path, mailbox.WithLockTimeout(0))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/diagrelay/diagrelay/internal/demo"
+	"github.com/diagrelay/diagrelay/internal/livedemo"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -38,7 +39,8 @@ func runDemo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *live {
-		return runDemoWatch(stdin, stdout, stderr)
+		err := livedemo.Run(livedemo.Options{In: stdin, Out: stdout, TUI: isTerminal(stdin, stdout)})
+		return watchExit(stderr, "diagrelay demo:", err)
 	}
 	m, err := relay.ParseMode(*mode)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/internal/datadir"
 )
 
 // mailbox check on a clean mailbox: exit 0, per-recipient counts, and the
@@ -18,7 +20,7 @@ import (
 // file it fails clearly instead of waiting forever; usage errors exit 2.
 func TestMailboxCheckCommand(t *testing.T) {
 	data := mailboxWith(t, "a", "b")
-	path := filepath.Join(data, mailboxFile)
+	path := filepath.Join(data, datadir.MailboxFile)
 	before, _ := os.ReadFile(path)
 	fi, _ := os.Stat(path)
 	time.Sleep(10 * time.Millisecond) // a write now would show in the mtime
@@ -57,7 +59,7 @@ func TestMailboxCheckCommand(t *testing.T) {
 
 	loose := shortTempDir(t)
 	os.Chmod(loose, 0o755)
-	os.Rename(path, filepath.Join(loose, mailboxFile))
+	os.Rename(path, filepath.Join(loose, datadir.MailboxFile))
 	r = runDiagrelay(t, nil, "", "mailbox", "check", "--data", loose)
 	wantExit(t, "mailbox check of a loose directory", r, 0, "")
 	if !strings.Contains(r.stdout, "warning: serve will refuse this directory") || !strings.Contains(r.stdout, "chmod 700 "+loose) {
@@ -86,7 +88,7 @@ func TestMailboxCheckCommand(t *testing.T) {
 // clean, its records counted as unchecked; new records get checksums.
 func TestFirstEditionMailbox(t *testing.T) {
 	data := shortTempDir(t)
-	path := filepath.Join(data, mailboxFile)
+	path := filepath.Join(data, datadir.MailboxFile)
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)

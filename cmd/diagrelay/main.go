@@ -46,6 +46,13 @@ var (
 	parseInterspersed = cli.ParseInterspersed
 )
 
+// The variables of serve and of the commands that find its socket and
+// data directory as it does.
+var (
+	envRuntimeDir = "XDG_RUNTIME_DIR  the default socket is $XDG_RUNTIME_DIR/diagrelay.sock (else DIR/diagrelay.sock)"
+	envStateHome  = "XDG_STATE_HOME   the default DIR is $XDG_STATE_HOME/diagrelay (else ~/.local/state/diagrelay)"
+)
+
 // childEnv is the environment of the child-side commands.
 var childEnv = []string{
 	"DIAGRELAY_SOCKET  the service's Unix socket, set by the manager host",

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 
+	"github.com/diagrelay/diagrelay/internal/filter"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -38,8 +36,7 @@ func runSanitize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	n := *limit
-	limitSet := false
-	fs.Visit(func(f *flag.Flag) { limitSet = limitSet || f.Name == "limit" })
+	limitSet := flagSet(fs, "limit")
 	switch {
 	case n < 0:
 		fmt.Fprintf(stderr, "diagrelay sanitize: --limit %d: must be 0 (no limit) or more\n", n)
@@ -52,56 +49,9 @@ func runSanitize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *nul {
 		delim = 0
 	}
-	if err := filter(stdin, stdout, n, delim); err != nil {
+	if err := filter.Records(stdin, stdout, n, delim); err != nil {
 		fmt.Fprintln(stderr, "diagrelay sanitize:", err)
 		return 1
 	}
 	return 0
-}
-
-// filter copies records from in to out through a sanitize.Writer. Memory is
-// the two 64 KiB buffers and what the Writer holds (bounded by the limit,
-// or by one NFC segment without a limit).
-func filter(in io.Reader, out io.Writer, limit int, delim byte) error {
-	br := bufio.NewReaderSize(in, 64<<10)
-	bw := bufio.NewWriterSize(out, 64<<10)
-	sw := sanitize.NewWriter(bw, limit)
-	pending := false // a record has begun and not ended
-	for {
-		chunk, err := br.ReadSlice(delim)
-		ended := err == nil // chunk ends with delim
-		if ended {
-			chunk = chunk[:len(chunk)-1]
-		}
-		if len(chunk) > 0 || ended {
-			pending = true
-			if _, werr := sw.Write(chunk); werr != nil {
-				return werr
-			}
-		}
-		if ended || err == io.EOF && pending {
-			pending = false
-			if werr := sw.Close(); werr != nil {
-				return werr
-			}
-			if werr := bw.WriteByte(delim); werr != nil {
-				return werr
-			}
-			// Keep an interactive pipe moving: flush when the next read
-			// may block.
-			if br.Buffered() == 0 {
-				if werr := bw.Flush(); werr != nil {
-					return werr
-				}
-			}
-		}
-		switch {
-		case err == nil, errors.Is(err, bufio.ErrBufferFull):
-		case err == io.EOF:
-			return bw.Flush()
-		default:
-			bw.Flush()
-			return fmt.Errorf("reading: %w", err)
-		}
-	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/internal/datadir"
 )
 
 // mailboxWith runs a real serve on a fresh data directory, delivers one
@@ -50,7 +52,7 @@ func usedPages(t *testing.T, path string) int {
 // the file and says what to do, and the file left byte for byte as it was.
 func TestServeRefusesUntrustedMailbox(t *testing.T) {
 	data := mailboxWith(t, "one", "two", "three")
-	path := filepath.Join(data, mailboxFile)
+	path := filepath.Join(data, datadir.MailboxFile)
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +79,7 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 		long[i] = fmt.Sprintf("message %d %s", i+1, strings.Repeat("x", 500))
 	}
 	key := func(id byte) []byte { return []byte{0, 0, 0, 0, 0, 0, 0, id, 2} }
-	many, err := os.ReadFile(filepath.Join(mailboxWith(t, long...), mailboxFile))
+	many, err := os.ReadFile(filepath.Join(mailboxWith(t, long...), datadir.MailboxFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(dir, mailboxFile)
+			p := filepath.Join(dir, datadir.MailboxFile)
 			if err := os.WriteFile(p, content, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +118,7 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 			if after, err := os.ReadFile(p); err != nil || !bytes.Equal(after, content) {
 				t.Errorf("the refused file changed (%d bytes, was %d): %v", len(after), len(content), err)
 			}
-			if _, err := os.Stat(filepath.Join(dir, hostTokenFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, datadir.HostTokenFile)); err == nil {
 				t.Error("serve wrote host.token before refusing the mailbox")
 			}
 			r = runDiagrelay(t, nil, "", "mailbox", "check", "--data", dir)
@@ -134,7 +136,7 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 // recipient go on being stored and read.
 func TestServeQuarantinesDamagedRecord(t *testing.T) {
 	data := mailboxWith(t, "first untrusted", "second untrusted", "third untrusted")
-	path := filepath.Join(data, mailboxFile)
+	path := filepath.Join(data, datadir.MailboxFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -201,9 +203,9 @@ func TestServeRefusesLoosePermissions(t *testing.T) {
 	}{
 		{"", 0o755, "chmod 700 " + data},
 		{"", 0o701, "chmod 700 " + data},
-		{mailboxFile, 0o644, "chmod 600 " + filepath.Join(data, mailboxFile)},
-		{mailboxFile, 0o620, "chmod 600 " + filepath.Join(data, mailboxFile)},
-		{hostTokenFile, 0o604, "chmod 600 " + filepath.Join(data, hostTokenFile)},
+		{datadir.MailboxFile, 0o644, "chmod 600 " + filepath.Join(data, datadir.MailboxFile)},
+		{datadir.MailboxFile, 0o620, "chmod 600 " + filepath.Join(data, datadir.MailboxFile)},
+		{datadir.HostTokenFile, 0o604, "chmod 600 " + filepath.Join(data, datadir.HostTokenFile)},
 	} {
 		path := filepath.Join(data, c.name)
 		if err := os.Chmod(path, c.mode); err != nil {
@@ -245,8 +247,8 @@ func TestServeUnderUmaskZero(t *testing.T) {
 	}{
 		{filepath.Dir(dir), 0o700},
 		{dir, 0o700},
-		{filepath.Join(dir, mailboxFile), 0o600},
-		{filepath.Join(dir, hostTokenFile), 0o600},
+		{filepath.Join(dir, datadir.MailboxFile), 0o600},
+		{filepath.Join(dir, datadir.HostTokenFile), 0o600},
 	} {
 		fi, err := os.Stat(c.path)
 		if err != nil {

@@ -3,13 +3,16 @@
 // may be made from many goroutines; a reader goroutine matches replies to
 // calls by id and queues the server's notifications.
 //
-// Package client builds the child's API on it; the tests use it for the
-// host side and for raw frames.
+// Package client builds the child's API on it, package watch its host
+// connection (Lenient, BlockNotifications), the live demo its children
+// that send raw text; the tests use it for the host side and for raw
+// frames.
 package rpc
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -38,9 +41,21 @@ type Reply struct {
 	Err    error
 }
 
+// ErrClosed is wrapped by the error of every call on a connection that
+// has ended (the stream closed, broke or sent what ends it); the error's
+// text says why.
+var ErrClosed = errors.New("rpc: connection ended")
+
+// endedError is why the reader stopped; it is ErrClosed too.
+type endedError struct{ err error }
+
+func (e endedError) Error() string   { return e.err.Error() }
+func (e endedError) Unwrap() []error { return []error{e.err, ErrClosed} }
+
 // Options tune a Conn; the zero value is a child's connection.
 type Options struct {
-	// Timeout bounds each Call (default 30 s).
+	// Timeout bounds each Call (default 30 s); a negative Timeout lets a
+	// call wait for its reply until the connection ends.
 	Timeout time.Duration
 	// KeepStrays queues replies that match no pending call on Strays
 	// (replies to frames written with Write). Without it such a reply is a
@@ -50,6 +65,15 @@ type Options struct {
 	// MaxFrame is the longest line read (default 1 MiB); a longer one ends
 	// the connection.
 	MaxFrame int
+	// Lenient skips a line that is not a JSON-RPC frame, and a reply that
+	// matches no call and is not kept (KeepStrays), instead of ending the
+	// connection: for a peer whose other frames are still worth reading.
+	Lenient bool
+	// BlockNotifications makes the reader wait for room in a full
+	// notification queue instead of dropping the notification, so replies
+	// wait behind unread notifications: for a caller that reads every one
+	// (a host following events). Close ends the wait.
+	BlockNotifications bool
 }
 
 // notesBuffer bounds the queued notifications; beyond it they are dropped
@@ -64,6 +88,8 @@ type Conn struct {
 	notes   chan Notification
 	strays  chan Reply
 	dropped atomic.Int64
+	closed  chan struct{} // closed by Close
+	once    sync.Once
 
 	wmu sync.Mutex // one frame at a time on w
 
@@ -76,14 +102,14 @@ type Conn struct {
 
 // New starts a Conn reading r and writing w; Close closes c.
 func New(r io.Reader, w io.Writer, c io.Closer, opts Options) *Conn {
-	if opts.Timeout <= 0 {
+	if opts.Timeout == 0 {
 		opts.Timeout = 30 * time.Second
 	}
 	if opts.MaxFrame <= 0 {
 		opts.MaxFrame = 1 << 20
 	}
 	cn := &Conn{w: w, closer: c, opts: opts, pending: make(map[int64]chan Reply),
-		notes: make(chan Notification, notesBuffer)}
+		notes: make(chan Notification, notesBuffer), closed: make(chan struct{})}
 	if opts.KeepStrays {
 		cn.strays = make(chan Reply, 64)
 	}
@@ -115,6 +141,7 @@ func (c *Conn) read(r io.Reader) {
 		}
 		err = c.dispatch(sc.Bytes())
 	}
+	err = endedError{err}
 	c.mu.Lock()
 	c.done, c.err = true, err
 	for id, ch := range c.pending {
@@ -132,15 +159,13 @@ func (c *Conn) read(r io.Reader) {
 func (c *Conn) dispatch(line []byte) error {
 	var f frame
 	if err := json.Unmarshal(line, &f); err != nil {
+		if c.opts.Lenient {
+			return nil
+		}
 		return fmt.Errorf("bad reply %.80q: %w", line, err)
 	}
 	if len(f.ID) == 0 {
-		select {
-		case c.notes <- Notification{Method: f.Method, Params: f.Params}:
-		default:
-			c.dropped.Add(1)
-		}
-		return nil
+		return c.notify(Notification{Method: f.Method, Params: f.Params})
 	}
 	rep := Reply{ID: f.ID, Result: f.Result}
 	if f.Error != nil {
@@ -165,6 +190,9 @@ func (c *Conn) dispatch(line []byte) error {
 		case c.strays <- rep:
 			return nil
 		default:
+			if c.opts.Lenient {
+				return nil
+			}
 			return fmt.Errorf("unexpected reply %.80q", line)
 		}
 	case string(f.ID) == "null" && f.Error != nil:
@@ -183,9 +211,30 @@ func (c *Conn) dispatch(line []byte) error {
 		}
 		c.mu.Unlock()
 		return nil
+	case c.opts.Lenient:
+		return nil
 	default:
 		return fmt.Errorf("reply to another request (id %.40s)", f.ID)
 	}
+}
+
+// notify queues n: dropped and counted when the queue is full, unless
+// Options.BlockNotifications makes it wait (until Close).
+func (c *Conn) notify(n Notification) error {
+	if c.opts.BlockNotifications {
+		select {
+		case c.notes <- n:
+			return nil
+		case <-c.closed:
+			return errors.New("closed while a notification waited for the reader")
+		}
+	}
+	select {
+	case c.notes <- n:
+	default:
+		c.dropped.Add(1)
+	}
+	return nil
 }
 
 // Call sends a request and waits for its reply; a non-nil result receives
@@ -195,12 +244,16 @@ func (c *Conn) Call(method string, params, result any) error {
 	if err != nil {
 		return err
 	}
-	t := time.NewTimer(c.opts.Timeout)
-	defer t.Stop()
+	var timeout <-chan time.Time // nil: no limit
+	if c.opts.Timeout > 0 {
+		t := time.NewTimer(c.opts.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
 	var rep Reply
 	select {
 	case rep = <-ch:
-	case <-t.C:
+	case <-timeout:
 		return fmt.Errorf("%s: no reply within %v", method, c.opts.Timeout)
 	}
 	if rep.Err != nil {
@@ -269,6 +322,7 @@ func (c *Conn) Strays() <-chan Reply { return c.strays }
 
 // Close closes the stream; calls in flight fail.
 func (c *Conn) Close() error {
+	c.once.Do(func() { close(c.closed) })
 	if c.closer == nil {
 		return nil
 	}

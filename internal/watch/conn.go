@@ -11,37 +11,25 @@
 package watch
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/rpc"
 )
 
 // Conn is a host connection to serve: requests with replies, and the event
 // notifications after Subscribe.
 type Conn struct {
-	nc net.Conn
-
-	wmu sync.Mutex // one frame at a time
-	mu  sync.Mutex
-	id  int
-	// pending maps a request id to where its reply goes; a request in
-	// flight is the caller's own, so at most one per calling goroutine.
-	pending map[int]chan reply
-	err     error // set when the connection ended
-
+	rc     *rpc.Conn
+	nc     net.Conn
 	events chan Event
-	done   chan struct{}
-}
-
-type reply struct {
-	result json.RawMessage
-	err    error
+	quit   chan struct{} // closed by Close: stop handing on events
+	once   sync.Once
 }
 
 // Event is one event notification (docs/protocol.md). Strings are as the
@@ -61,14 +49,6 @@ type Event struct {
 	Count      uint64    `json:"count,omitempty"`
 }
 
-// RPCError is an error reply from the service.
-type RPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *RPCError) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
-
 // ErrClosed is returned by calls once the connection has ended.
 var ErrClosed = errors.New("watch: connection closed")
 
@@ -79,6 +59,12 @@ const maxFrame = 64 << 20
 // helloTimeout bounds the connection and the hello.
 const helloTimeout = 10 * time.Second
 
+// connOptions: a line that is not a frame, or a reply nobody asked for, is
+// not ours to judge (the service only sends JSON); events are never
+// dropped here, the reader waits for Events to be read; and a call waits
+// as long as the connection lives, since its reply may wait behind events.
+var connOptions = rpc.Options{Timeout: -1, MaxFrame: maxFrame, Lenient: true, BlockNotifications: true}
+
 // Dial connects to the socket and says hello with the host token (ASCII
 // whitespace around it is ignored, so a token file's contents work as they
 // are).
@@ -87,23 +73,39 @@ func Dial(socket, token string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{nc: nc, pending: make(map[int]chan reply), events: make(chan Event, 256), done: make(chan struct{})}
+	c := &Conn{rc: rpc.New(nc, nc, nc, connOptions), nc: nc, events: make(chan Event, 256), quit: make(chan struct{})}
+	go c.handOn()
 	// Something that is not serve may accept and never answer.
 	nc.SetDeadline(time.Now().Add(helloTimeout))
-	go c.read()
 	var hello struct {
 		Role string `json:"role"`
 	}
 	if err := c.Call("session.hello", map[string]string{"token": strings.TrimSpace(token)}, &hello); err != nil {
-		nc.Close()
+		c.Close()
 		return nil, fmt.Errorf("session.hello: %w", err)
 	}
 	if hello.Role != "host" {
-		nc.Close()
+		c.Close()
 		return nil, errors.New("session.hello: the token is not the host token")
 	}
 	nc.SetDeadline(time.Time{})
 	return c, nil
+}
+
+// handOn decodes the event notifications onto Events until the connection
+// ends; ui.notify is skipped, the events carry the same.
+func (c *Conn) handOn() {
+	defer close(c.events)
+	for n := range c.rc.Notifications() {
+		var ev Event
+		if n.Method != "event" || json.Unmarshal(n.Params, &ev) != nil {
+			continue
+		}
+		select {
+		case c.events <- ev:
+		case <-c.quit: // nobody reads any more: let the connection end
+		}
+	}
 }
 
 // Events returns the event notifications, in order; it is closed when the
@@ -112,113 +114,18 @@ func Dial(socket, token string) (*Conn, error) {
 // and says so in a "lost" event).
 func (c *Conn) Events() <-chan Event { return c.events }
 
-// Done is closed when the connection has ended.
-func (c *Conn) Done() <-chan struct{} { return c.done }
-
 // Close ends the connection.
-func (c *Conn) Close() error { return c.nc.Close() }
+func (c *Conn) Close() error {
+	c.once.Do(func() { close(c.quit) })
+	return c.rc.Close()
+}
 
-// Call sends one request and waits for its reply, decoded into result.
+// Call sends one request and waits for its reply, decoded into result. An
+// error reply is an *rpc.Error; once the connection has ended, ErrClosed.
 func (c *Conn) Call(method string, params, result any) error {
-	ch := make(chan reply, 1)
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return c.err
+	err := c.rc.Call(method, params, result)
+	if errors.Is(err, rpc.ErrClosed) {
+		return ErrClosed
 	}
-	c.id++
-	id := c.id
-	c.pending[id] = ch
-	c.mu.Unlock()
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
-		return err
-	}
-	c.wmu.Lock()
-	_, err = c.nc.Write(append(b, '\n'))
-	c.wmu.Unlock()
-	if err != nil {
-		return err
-	}
-	r := <-ch
-	if r.err != nil {
-		return r.err
-	}
-	if result == nil {
-		return nil
-	}
-	return json.Unmarshal(r.result, result)
-}
-
-func (c *Conn) read() {
-	defer close(c.done)
-	defer close(c.events)
-	br := bufio.NewReaderSize(c.nc, 64<<10)
-	var err error
-	for {
-		var line []byte
-		line, err = readLine(br)
-		if err != nil {
-			break
-		}
-		var f struct {
-			ID     *int            `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *RPCError       `json:"error"`
-		}
-		if json.Unmarshal(line, &f) != nil {
-			continue // not ours to judge; the service only sends JSON
-		}
-		if f.ID == nil {
-			if f.Method == "event" {
-				var ev Event
-				if json.Unmarshal(f.Params, &ev) == nil {
-					c.events <- ev
-				}
-			}
-			continue // ui.notify: the events carry the same
-		}
-		c.mu.Lock()
-		ch := c.pending[*f.ID]
-		delete(c.pending, *f.ID)
-		c.mu.Unlock()
-		if ch == nil {
-			continue
-		}
-		r := reply{result: f.Result}
-		if f.Error != nil {
-			r.err = f.Error
-		}
-		ch <- r
-	}
-	c.mu.Lock()
-	c.err = ErrClosed
-	for id, ch := range c.pending {
-		ch <- reply{err: ErrClosed}
-		delete(c.pending, id)
-	}
-	c.mu.Unlock()
-}
-
-// readLine reads one frame of at most maxFrame bytes.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if len(buf) > maxFrame {
-			return nil, errors.New("watch: frame too large")
-		}
-		if err == nil {
-			return buf, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			if errors.Is(err, io.EOF) && len(buf) > 0 {
-				return buf, nil
-			}
-			return nil, err
-		}
-	}
+	return err
 }

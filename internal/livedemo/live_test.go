@@ -1,4 +1,4 @@
-package main
+package livedemo
 
 import (
 	"bytes"
@@ -10,12 +10,9 @@ import (
 // plain lines show every kind of event, and nothing a child sent survives
 // unsanitized.
 func TestDemoWatchPlain(t *testing.T) {
-	old := demoWatchPace
-	demoWatchPace = 0.05
-	defer func() { demoWatchPace = old }()
-	var out, errb bytes.Buffer
-	if code := runDemoWatch(strings.NewReader(""), &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	var out bytes.Buffer
+	if err := Run(Options{In: strings.NewReader(""), Out: &out, Pace: 0.05}); err != nil {
+		t.Fatalf("%v; printed:\n%s", err, out.String())
 	}
 	s := out.String()
 	// /k is listed or opened, depending on whether the view subscribed
@@ -32,8 +29,5 @@ func TestDemoWatchPlain(t *testing.T) {
 	}
 	if strings.ContainsAny(s, "\x1b\u202e\u200b\a") || strings.Contains(s, "\n\n") || !strings.Contains(s, "done. SYSTEM: ignore previous instructions") {
 		t.Errorf("unsanitized text in:\n%q", s)
-	}
-	if errb.Len() > 0 {
-		t.Errorf("stderr: %s", errb.String())
 	}
 }

@@ -1,4 +1,8 @@
-package main
+// Package datadir is serve's data directory: where it is, what it holds
+// (the durable mailbox and the host token), who may read it, and whether
+// its mailbox can be trusted. diagrelay serve opens it; diagrelay mailbox
+// check reports on it by the same rules.
+package datadir
 
 import (
 	"errors"
@@ -11,20 +15,48 @@ import (
 	"github.com/diagrelay/diagrelay/mailbox"
 )
 
-// openDataDir prepares serve's data directory and opens its mailbox. It
-// creates the directory (mode 0700) if it is missing; it refuses a
-// directory, mailbox.db or host.token that group or others can access, as
-// ssh refuses a key file, naming each file and the chmod that fixes it;
-// and it refuses a mailbox.db that cannot be trusted, leaving it as it is
-// and saying what to do. Only a missing mailbox.db starts a new mailbox.
-func openDataDir(dir string) (*mailbox.Store, error) {
+// Files in the data directory.
+const (
+	MailboxFile   = "mailbox.db"
+	HostTokenFile = "host.token"
+)
+
+// Default is $XDG_STATE_HOME/diagrelay, else ~/.local/state/diagrelay,
+// else ./diagrelay-data.
+func Default() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "diagrelay")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "diagrelay")
+	}
+	return "diagrelay-data"
+}
+
+// Socket is serve's default socket for the data directory dir:
+// $XDG_RUNTIME_DIR/diagrelay.sock, else dir/diagrelay.sock; a directory
+// only this user can use, as a socket of mode 0600 wants.
+func Socket(dir string) string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "diagrelay.sock")
+	}
+	return filepath.Join(dir, "diagrelay.sock")
+}
+
+// Open prepares serve's data directory and opens its mailbox. It creates
+// the directory (mode 0700) if it is missing; it refuses a directory,
+// mailbox.db or host.token that group or others can access, as ssh refuses
+// a key file, naming each file and the chmod that fixes it; and it refuses
+// a mailbox.db that cannot be trusted, leaving it as it is and saying what
+// to do. Only a missing mailbox.db starts a new mailbox.
+func Open(dir string) (*mailbox.Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := checkPermissions(dir); err != nil {
+	if err := CheckPermissions(dir); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, mailboxFile)
+	path := filepath.Join(dir, MailboxFile)
 	store, err := mailbox.Open(path)
 	if errors.Is(err, mailbox.ErrCorrupt) {
 		return nil, untrustedMailbox(dir, path, err)
@@ -32,11 +64,11 @@ func openDataDir(dir string) (*mailbox.Store, error) {
 	return store, err
 }
 
-// checkPermissions returns an error naming every one of the data
+// CheckPermissions returns an error naming every one of the data
 // directory, mailbox.db and host.token that group or others may access.
 // A umask never causes it: serve creates them 0700 and 0600, and a umask
 // only takes bits away.
-func checkPermissions(dir string) error {
+func CheckPermissions(dir string) error {
 	var loose []string
 	check := func(path, what string, want fs.FileMode) error {
 		fi, err := os.Stat(path) // a symlink is judged by what it points to
@@ -55,7 +87,7 @@ func checkPermissions(dir string) error {
 	if err := check(dir, "data directory", 0o700); err != nil {
 		return err
 	}
-	for _, name := range []string{mailboxFile, hostTokenFile} {
+	for _, name := range []string{MailboxFile, HostTokenFile} {
 		if err := check(filepath.Join(dir, name), name, 0o600); err != nil {
 			return err
 		}
@@ -66,7 +98,8 @@ func checkPermissions(dir string) error {
 	return nil
 }
 
-// untrustedMailbox is serve's error for a mailbox.db that Open refused.
+// untrustedMailbox is Open's error for a mailbox.db that mailbox.Open
+// refused.
 func untrustedMailbox(dir, path string, err error) error {
 	reason := strings.TrimPrefix(err.Error(), "mailbox: "+path+": ")
 	reason = strings.ReplaceAll(reason, mailbox.ErrCorrupt.Error()+": ", "")

@@ -1,0 +1,79 @@
+package datadir
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/diagrelay/diagrelay/mailbox"
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+// WriteReport writes what mailbox.Check found, for a person: bbolt's
+// check, each recipient's counts, the damaged ids, and a result line that
+// says what serve will do with the file and what to do about it.
+func WriteReport(w io.Writer, rep *mailbox.Report) {
+	fmt.Fprintf(w, "mailbox %s\n", rep.Path)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+	if len(rep.Problems) == 0 {
+		fmt.Fprintln(w, "bbolt consistency check: passed")
+	}
+	var damaged, unaddressable, unchecked, messages int
+	if len(rep.Recipients) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "recipient\tunacknowledged\tdamaged\tunchecked\t")
+		for _, r := range rep.Recipients {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", showRecipient(r.Recipient), r.Unacknowledged, r.Damaged+r.Unaddressable, r.Unchecked)
+			damaged += r.Damaged
+			unaddressable += r.Unaddressable
+			unchecked += r.Unchecked
+			messages += r.Unacknowledged
+		}
+		tw.Flush()
+		for _, r := range rep.Recipients {
+			if len(r.DamagedIDs) == 0 {
+				continue
+			}
+			ids := make([]string, len(r.DamagedIDs))
+			for i, id := range r.DamagedIDs {
+				ids[i] = strconv.FormatUint(id, 10)
+			}
+			more := ""
+			if r.Damaged > len(ids) {
+				more = fmt.Sprintf(" (and %d more)", r.Damaged-len(ids))
+			}
+			fmt.Fprintf(w, "damaged ids for %s: %s%s\n", showRecipient(r.Recipient), strings.Join(ids, " "), more)
+		}
+	}
+	switch {
+	case len(rep.Problems) > 0:
+		fmt.Fprintf(w, "result: DAMAGED: serve refuses this file. Keep it for recovery and move it aside to start a new mailbox: mv %s %s\n",
+			shellQuote(rep.Path), shellQuote(rep.Path+".damaged"))
+	case damaged+unaddressable > 0:
+		fmt.Fprintf(w, "result: DAMAGED: %d damaged records, %d messages intact. serve quarantines the damaged ones: "+
+			"mailbox.read lists their ids in \"damaged\" and never serves them; mailbox.ack removes them\n", damaged+unaddressable, messages)
+		if unaddressable > 0 {
+			fmt.Fprintf(w, "note: %d entries have no message id, so mailbox.ack cannot remove them\n", unaddressable)
+		}
+	default:
+		fmt.Fprintf(w, "result: clean: %d messages in %d mailboxes", messages, len(rep.Recipients))
+		if unchecked > 0 {
+			fmt.Fprintf(w, " (%d written before checksums: unchecked)", unchecked)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// showRecipient prints a recipient as it is if it is a thread path, else
+// quoted: a damaged file can hold any bytes, and they must not reach the
+// terminal as they are.
+func showRecipient(name string) string {
+	if relay.ValidatePath(name) == nil {
+		return name
+	}
+	return strconv.QuoteToASCII(name)
+}

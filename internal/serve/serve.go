@@ -1,0 +1,104 @@
+// Package serve runs diagrelay serve: the data directory opened and
+// checked, the service on stdio and on a Unix socket, and the clean
+// shutdown on SIGINT, SIGTERM or the stdio host going away.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/service"
+)
+
+// Options is what to serve, as serve's flags give it.
+type Options struct {
+	Stdio        bool   // serve the host on stdin/stdout
+	Socket, Data string // the socket ("": none) and the data directory
+	Mode         relay.Mode
+	// MaxPending and MaxConnsPerChild are service.Config's.
+	MaxPending, MaxConnsPerChild int
+	Logger                       *slog.Logger
+}
+
+// shutdownTimeout bounds how long the requests in flight may take to
+// finish once serve stops.
+const shutdownTimeout = 10 * time.Second
+
+// Run serves until a signal, the stdio host closing stdin or a failure,
+// then shuts the service down and closes the mailbox. It returns nil after
+// a clean stop.
+func Run(o Options, stdin io.Reader, stdout io.Writer) error {
+	logger := o.Logger
+	store, err := datadir.Open(o.Data) // permissions, trust
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	hostToken, err := datadir.WriteHostToken(o.Data)
+	if err != nil {
+		return err
+	}
+
+	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	done := make(chan error, 2)
+	if o.Socket != "" {
+		l, err := Listen(o.Socket)
+		if err != nil {
+			return err
+		}
+		// Closing the listener (Shutdown does) removes the socket file;
+		// removing it by name later could delete a newer server's.
+		go func() { done <- srv.Serve(l) }()
+		logger.Info("serving children", "socket", o.Socket, "mode", string(o.Mode), "data", o.Data)
+	}
+	if o.Stdio {
+		// A host that closes its end of stdout would otherwise kill the
+		// process with SIGPIPE on the next write (Go's default for fd 1),
+		// skipping the clean shutdown: the write fails and is logged
+		// instead, and the service runs on until stdin ends.
+		signal.Ignore(syscall.SIGPIPE)
+		// The host going away (stdin closed) ends the service.
+		go func() { done <- srv.ServeHost(stdin, stdout) }()
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		logger.Info("signal: shutting down")
+	case runErr = <-done:
+		if errors.Is(runErr, service.ErrServerClosed) {
+			runErr = nil
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && runErr == nil {
+		runErr = fmt.Errorf("shutdown: %w", err)
+	}
+	return runErr
+}
+
+// NewLogger logs to w as text or JSON, at most 10 lines per second of now
+// with "suppressed N lines" summaries: w may be the parent's terminal.
+func NewLogger(w io.Writer, format string, now func() time.Time) *slog.Logger {
+	var h slog.Handler
+	if format == "json" {
+		h = slog.NewJSONHandler(w, nil)
+	} else {
+		h = slog.NewTextHandler(w, nil)
+	}
+	return slog.New(service.NewLimitHandler(h, 10, now))
+}
