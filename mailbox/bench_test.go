@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/relay"
 )
 
 func BenchmarkMemoryPost(b *testing.B) {
@@ -43,14 +47,16 @@ func BenchmarkMemoryReadAck(b *testing.B) {
 }
 
 // BenchmarkStorePost measures durable posts (each returns after its commit
-// is fsynced) from 1, 8 and 64 concurrent posters, and how many commits
-// they share, with checksums (version 2 records, verified before the
-// commit and read back after it) and without (version 1 records, as
-// before): checksum=on and off run side by side for each poster count.
+// is fsynced and its record has read back) from 1, 8 and 64 concurrent
+// posters, and how many commits they share, with the record's CRC-32C
+// computed (checksum=on) and with zeros written in its place instead
+// (checksum=off, Store.noCRC). Everything else a Post does is the same in
+// both, the record's encoding, verification and read-back included, so
+// the difference is what computing the checksum costs.
 func BenchmarkStorePost(b *testing.B) { benchmarkPost(b, false) }
 
 // BenchmarkStorePostNoSync is BenchmarkStorePost without fsync, so that
-// the CPU cost of the checksums is not hidden behind the disk's latency.
+// the CPU cost of the checksum is not hidden behind the disk's latency.
 func BenchmarkStorePostNoSync(b *testing.B) { benchmarkPost(b, true) }
 
 func benchmarkPost(b *testing.B, noSync bool) {
@@ -65,7 +71,7 @@ func benchmarkPost(b *testing.B, noSync bool) {
 		for _, checksum := range []string{"on", "off"} {
 			b.Run(fmt.Sprintf("posters=%d/checksum=%s", posters, checksum), func(b *testing.B) {
 				s := openStore(b, filepath.Join(b.TempDir(), "mailbox.db"))
-				s.unchecked = checksum == "off"
+				s.noCRC = checksum == "off"
 				s.db.NoSync = noSync
 				b.ReportAllocs()
 				if want == 1 {
@@ -88,6 +94,78 @@ func benchmarkPost(b *testing.B, noSync bool) {
 				reportPosts(b, s)
 			})
 		}
+	}
+}
+
+// BenchmarkStorePostPaired measures what BenchmarkStorePost does, the
+// checksum on and off, but both in each benchmark run, on one Store: it
+// posts in rounds and turns the checksum on and off between rounds (which
+// comes first alternates too), so that the load of a shared machine,
+// which drifts over seconds, falls on both alike, and so do the file's
+// layout and size. It reports the time per post with the checksum and
+// without (ns/post-on, ns/post-off) and their ratio (on/off); its ns/op
+// would be per pair of rounds, so it is suppressed. A round is one post
+// for one poster, and 8 posts per poster for 8 and 64 (all posters at
+// once). size=typical posts the message the other benchmarks post (193
+// bytes of record); size=max posts messages of MaxMessageBytes, the most
+// a record holds.
+func BenchmarkStorePostPaired(b *testing.B) {
+	typical := msg("/root", "/root/x", "bench", 0)
+	largest := typical
+	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))
+	for _, c := range []struct {
+		posters int
+		m       relay.ParentMessage
+	}{{1, typical}, {8, typical}, {64, typical}, {1, largest}} {
+		size := "typical"
+		if c.m.Message != typical.Message {
+			size = "max"
+		}
+		b.Run(fmt.Sprintf("posters=%d/size=%s", c.posters, size), func(b *testing.B) {
+			s := openStore(b, filepath.Join(b.TempDir(), "mailbox.db"))
+			per := 8
+			if c.posters == 1 {
+				per = 1
+			}
+			var took [2]time.Duration // [0] checksum on, [1] off
+			var commits [2]uint64
+			round := func(off int) {
+				// No Post is running: the last round's have returned.
+				s.noCRC = off == 1
+				start, before := time.Now(), s.Stats().Commits
+				var wg sync.WaitGroup
+				for range c.posters {
+					wg.Go(func() {
+						for range per {
+							if err := s.Post(c.m); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				took[off] += time.Since(start)
+				commits[off] += s.Stats().Commits - before
+			}
+			rounds := 0
+			for b.Loop() {
+				round(rounds % 2)
+				round(1 - rounds%2)
+				rounds++
+			}
+			n := uint64(rounds * c.posters * per) // posts each way
+			if st := s.Stats(); st.Posts != 2*n {
+				b.Fatalf("posted %d, want %d", st.Posts, 2*n)
+			}
+			on, off := float64(took[0].Nanoseconds())/float64(n), float64(took[1].Nanoseconds())/float64(n)
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(on, "ns/post-on")
+			b.ReportMetric(off, "ns/post-off")
+			b.ReportMetric(on/off, "on/off")
+			b.ReportMetric(float64(commits[0])/float64(n), "commits/post-on")
+			b.ReportMetric(float64(commits[1])/float64(n), "commits/post-off")
+		})
 	}
 }
 
@@ -171,3 +249,32 @@ func txID(db *bolt.DB) int {
 	defer tx.Rollback()
 	return tx.ID()
 }
+
+// BenchmarkChecksum measures the checksum alone, as Post computes it: the
+// CRC-32C of a record's body (bodySum), then extended by its id (withID),
+// for the benchmarks' typical record (193 bytes) and for the largest one
+// (65555 bytes: MaxMessageBytes of fields); B/s is of the record.
+func BenchmarkChecksum(b *testing.B) {
+	typical := msg("/root", "/root/x", "bench", 0)
+	largest := typical
+	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))
+	for _, c := range []struct {
+		size string
+		m    relay.ParentMessage
+	}{{"typical", typical}, {"max", largest}} {
+		body := encodeBody(nil, &c.m)
+		b.Run("size="+c.size, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			var sum uint32
+			id := uint64(1)
+			for b.Loop() {
+				sum ^= withID(bodySum(body), id)
+				id++
+			}
+			sink = sum
+		})
+	}
+}
+
+var sink uint32

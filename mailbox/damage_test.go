@@ -157,6 +157,15 @@ func TestUntrustedFileRefused(t *testing.T) {
 	for i := range random {
 		random[i] = byte(rnd.Uint32())
 	}
+	// Keys out of order: root[150]'s key (just before its record in the
+	// leaf) turned into a later id. Every page, key and value still reads;
+	// only bbolt's consistency check sees it.
+	at := recordOffset(t, orig, root[150]) - 8
+	if !bytes.Equal(orig[at:at+8], idKey(root[150].ID)) {
+		t.Fatalf("no key before the record")
+	}
+	unordered := slices.Clone(orig)
+	copy(unordered[at:], idKey(root[150].ID+1000))
 	variants := map[string][]byte{
 		"empty":            {},
 		"random bytes":     random,
@@ -167,6 +176,7 @@ func TestUntrustedFileRefused(t *testing.T) {
 		"zeroed meta":      slices.Concat(make([]byte, 2*page), orig[2*page:]),
 		"text":             bytes.Repeat([]byte("not a database\n"), 300),
 	}
+	variants["keys out of order"] = unordered
 	for name, data := range variants {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "mailbox.db")
@@ -179,6 +189,9 @@ func TestUntrustedFileRefused(t *testing.T) {
 			}
 			if !errors.Is(openErr, ErrCorrupt) || !strings.Contains(openErr.Error(), p) {
 				t.Fatalf("Open: %v; want ErrCorrupt naming the file", openErr)
+			}
+			if name == "keys out of order" && !strings.Contains(openErr.Error(), "bbolt's consistency check") {
+				t.Fatalf("Open: %v; want bbolt's consistency check to refuse it", openErr)
 			}
 			after, _ := os.Stat(p)
 			if !bytes.Equal(readFile(t, p), data) || !after.ModTime().Equal(fi.ModTime()) {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -127,5 +130,139 @@ func TestStoreReadBack(t *testing.T) {
 		if (err == nil) != cases[i].ok {
 			t.Errorf("%q in a batch: %v", cases[i].wrote.key, err)
 		}
+	}
+}
+
+// Post itself answers only when its record reads back as written. Another
+// write committed in the same batch overwrites the Post's record (what a
+// bug or a damaged page would do): that Post fails with ErrCorrupt, the
+// others of the batch succeed, and ReadPage lists the record as damaged
+// rather than serve it.
+func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	mustPost(t, s, msg("/root", "/root/x", "before", 0))
+	queued := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			s.commits.mu.Lock()
+			got := len(s.commits.queue)
+			s.commits.mu.Unlock()
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d writes queued, want %d", got, n)
+			}
+		}
+	}
+	// A leader holds its commit open until the Post and the overwrite are
+	// queued behind it, so that both go into the next batch, in that order.
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release) // before the Store's Close, which waits for the Post
+	results := make(chan error, 3)
+	go func() {
+		results <- s.commits.do(s, func(*bolt.Tx) error { <-hold; return nil })
+	}()
+	for !leading(s) { // set in the same critical section that takes the batch
+		time.Sleep(time.Millisecond)
+	}
+	postErr := make(chan error, 1)
+	go func() { postErr <- s.Post(msg("/root", "/root/x", "overwritten", 1)) }()
+	queued(1)
+	go func() {
+		results <- s.commits.do(s, func(tx *bolt.Tx) error {
+			last := tx.Bucket(metaBucket).Sequence() // the id the Post just took
+			return tx.Bucket(recipientsBucket).Bucket([]byte("/root")).Put(idKey(last), []byte("\x02 not the record"))
+		})
+	}()
+	queued(2)
+	release()
+	if err := <-postErr; !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "did not read back") {
+		t.Fatalf("Post of an overwritten record: %v; want ErrCorrupt", err)
+	}
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Fatalf("the other writes of the batch: %v", err)
+		}
+	}
+	p, err := s.ReadPage("/root", 0)
+	if err != nil || fmt.Sprint(messages(p.Messages)) != "[before #0]" || fmt.Sprint(p.Damaged) != "[2]" {
+		t.Fatalf("ReadPage: %v damaged %v, %v; want [before #0] damaged [2]", messages(p.Messages), p.Damaged, err)
+	}
+	if st := s.Stats(); st.Posts != 1 {
+		t.Fatalf("Stats.Posts = %d; the failed Post must not count", st.Posts)
+	}
+}
+
+func leading(s *Store) bool {
+	s.commits.mu.Lock()
+	defer s.commits.mu.Unlock()
+	return s.commits.leading
+}
+
+// Damage is bounded in what it costs a reader: one ReadPage lists at most
+// MaxReadLimit damaged ids (and then stops, with no message if damage
+// comes first), so reading the rest takes acking those; Check counts all
+// of the damage but lists at most MaxReportedIDs ids, and counts entries
+// that are not records at all as unaddressable.
+func TestDamageBounds(t *testing.T) {
+	const nDamaged = MaxReadLimit + 5
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	s := openStore(t, path)
+	if err := s.update(func(tx *bolt.Tx) error {
+		boxes := tx.Bucket(recipientsBucket)
+		box, err := boxes.CreateBucket([]byte("/root"))
+		if err != nil {
+			return err
+		}
+		for id := uint64(1); id <= nDamaged; id++ {
+			if err := box.Put(idKey(id), []byte{recordV2, 'x', 'x', 'x', 'x'}); err != nil {
+				return err
+			}
+		}
+		if err := box.Put([]byte("short"), []byte("v")); err != nil {
+			return err
+		}
+		if _, err := box.CreateBucket(idKey(nDamaged + 100)); err != nil {
+			return err
+		}
+		if err := boxes.Put([]byte("/v"), []byte("a value, not a bucket")); err != nil {
+			return err
+		}
+		return tx.Bucket(metaBucket).SetSequence(nDamaged)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustPost(t, s, msg("/root", "/root/x", "good", 1))
+	mustPost(t, s, msg("/root", "/root/x", "good", 2))
+	s.Close()
+
+	rep, err := Check(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Recipients) != 2 {
+		t.Fatalf("Check: %+v", rep.Recipients)
+	}
+	root, v := rep.Recipients[0], rep.Recipients[1]
+	if root.Recipient != "/root" || root.Damaged != nDamaged || len(root.DamagedIDs) != MaxReportedIDs ||
+		root.DamagedIDs[0] != 1 || root.Unacknowledged != 2 || root.Unaddressable != 2 {
+		t.Fatalf("Check /root: %s %d damaged (%d ids listed, first %d), %d unacknowledged, %d unaddressable",
+			root.Recipient, root.Damaged, len(root.DamagedIDs), root.DamagedIDs[0], root.Unacknowledged, root.Unaddressable)
+	}
+	if v.Recipient != "/v" || v.Unaddressable != 1 || rep.Clean() {
+		t.Fatalf("Check /v: %+v, clean %v", v, rep.Clean())
+	}
+
+	s = openStore(t, path)
+	p, err := s.ReadPage("/root", 0)
+	if err != nil || len(p.Messages) != 0 || len(p.Damaged) != MaxReadLimit || p.Damaged[0] != 1 || p.Damaged[MaxReadLimit-1] != MaxReadLimit {
+		t.Fatalf("first ReadPage: %d messages, %d damaged, %v", len(p.Messages), len(p.Damaged), err)
+	}
+	mustAck(t, s, "/root", p.Damaged, MaxReadLimit)
+	p, err = s.ReadPage("/root", 0)
+	if err != nil || fmt.Sprint(messages(p.Messages)) != "[good #1 good #2]" || fmt.Sprint(p.Damaged) != "[1001 1002 1003 1004 1005]" {
+		t.Fatalf("ReadPage after the ack: %v, damaged %v, %v", messages(p.Messages), p.Damaged, err)
 	}
 }

@@ -2,8 +2,11 @@ package mailbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -196,4 +199,25 @@ func FuzzRecordRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// withID is crc32.Update of the id's 8 bytes, big-endian, computed without
+// the allocation crc32.Update costs.
+func TestWithID(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for i := range 10000 {
+		sum, id := rnd.Uint32(), rnd.Uint64()
+		switch i {
+		case 0:
+			sum, id = 0, 0
+		case 1:
+			sum, id = math.MaxUint32, math.MaxUint64
+		}
+		if got, want := withID(sum, id), crc32.Update(sum, castagnoli, binary.BigEndian.AppendUint64(nil, id)); got != want {
+			t.Fatalf("withID(%08x, %d) = %08x, crc32.Update gives %08x", sum, id, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { sink = withID(1, 2) }); n != 0 {
+		t.Fatalf("withID allocates %v times", n)
+	}
 }
