@@ -57,10 +57,9 @@ func (c *cleaner[T]) textRun(s T, i int) int {
 		c.materialize() // a gap: the output is no longer a substring
 		mat = true
 	}
-	var out []byte // out[:cap] once materialized; o is the length
-	o := 0
+	var out []byte // once materialized: c.out, with room for the run
 	if mat {
-		out, o = c.reserve(end - i)
+		out = c.reserve(end - i)
 	} else if c.lo == c.hi {
 		c.lo, c.hi = i, i
 	}
@@ -75,16 +74,16 @@ loop:
 			// A space after a space ends the run, also across a removed
 			// CSI (which materializes the output). The run starts with a
 			// non-space.
-			if b == ' ' && (mat && o > start && byteAtB(out, o-1) == ' ' || !mat && j > i && byteAt(s, j-1) == ' ') {
+			if b == ' ' && (mat && len(out) > start && out[len(out)-1] == ' ' || !mat && j > i && byteAt(s, j-1) == ' ') {
 				break loop
 			}
-			if j+8 > len(s) {
-				break // one byte, below
+			if j+9 > len(s) {
+				break // one byte, below (copyPlain reads 9)
 			}
 			// Eight bytes at a time while all are plain; this one is,
 			// so at least one is taken. It is not a space after a space.
 			if mat {
-				j, o = copyPlain(out, o, s, j)
+				out, j = copyPlain(out, s, j)
 			} else {
 				j = scanPlain(s, j)
 			}
@@ -99,7 +98,7 @@ loop:
 				c.hi = j
 				c.materialize()
 				mat = true
-				out, o = c.reserve(len(s) - k)
+				out = c.reserve(len(s) - k)
 			}
 			j = k
 			continue
@@ -121,21 +120,20 @@ loop:
 				break loop
 			}
 			if mat {
-				o = copyChars(out, o, s, j, k)
+				out = append(out, s[j:k]...)
 			}
 			j = k
 			continue
 		}
 		// A single ASCII byte.
 		if mat {
-			store8(out, o, b)
+			out = append(out, b)
 		}
-		o++
 		j++
 	}
-	spaceEnd := mat && o > start && byteAtB(out, o-1) == ' ' || !mat && j > i && byteAt(s, j-1) == ' '
+	spaceEnd := mat && len(out) > start && out[len(out)-1] == ' ' || !mat && j > i && byteAt(s, j-1) == ' '
 	if mat {
-		c.out = out[:o]
+		c.out = out
 	} else {
 		c.hi = j
 	}
@@ -167,18 +165,27 @@ func runTail[T, X text](c *cleaner[T], x X, start int) {
 		last--
 	}
 	c.ss = 0
+	var p props
 	if x[last] >= 0x80 {
 		r, _ := utf8.DecodeRuneInString(head(x, last))
-		c.ss = lookup(r).trail()
+		p = lookup(r)
+		c.ss = p.trail()
 	}
 	c.prev = prevVisible
 	// Every character of a run starts its own cluster and is not
-	// transparent; only the last one is the joiners' context.
-	p := lookup(lastRuneOf(x))
+	// transparent, but for a skin tone after an Extended_Pictographic
+	// character (toneAfterPict); only the last one is the joiners'
+	// context.
 	c.glue, c.noLow = false, false
 	c.jl, c.k2, c.k1 = p.has(propJoinsLeft), kOther, kOther
-	if p.has(propExtPict) {
+	switch {
+	case p.has(propExtPict):
 		c.k1 = kExt
+	case p.has(propEmojiMod):
+		// The cluster holds the pictograph, whose trailing marks count
+		// too, and the tone, which counts one.
+		c.ss += lookup(lastRuneOf(x[:last])).trail() + 1
+		c.k2, c.k1 = kExt, kElem
 	}
 	c.seg = start + last
 	if c.limit > 0 {
@@ -204,19 +211,34 @@ func stops(w, prevSpace uint64) (m, sp uint64) {
 // eight bytes at a time: it stops at the first byte it does not take or
 // with fewer than eight bytes left.
 func scanPlain[S text](s S, j int) int {
-	var prevSpace uint64
-	// 32 bytes at a time while no byte stops the run: the four words'
-	// checks are independent but for the space carried between them.
-	for j+32 <= len(s) {
-		m0, s0 := stops(load64(s, j), prevSpace)
-		m1, s1 := stops(load64(s, j+8), s0>>56)
-		m2, s2 := stops(load64(s, j+16), s1>>56)
-		m3, s3 := stops(load64(s, j+24), s2>>56)
-		if m0|m1|m2|m3 != 0 {
+	// 32 bytes at a time while none stops the run; s[j] is taken, so the
+	// pair s[j-1], s[j] needs no check. In each word w (eight bytes) and
+	// v (the same, one byte on), x = w - 0x20 in each byte is below 0x5F
+	// for printable ASCII, so x | x+0x21 has the top bit set where a byte
+	// is not; x|y is zero where both w and v hold a space, and subtracting
+	// one sets its top bit. A borrow or carry between bytes only comes
+	// from a byte that is already caught. All terms go into one mask,
+	// tested once; a non-printable s[j+32] (read for the last pair) only
+	// sends the chunk to the exact loop below.
+	const c20, c21 = 0x20 * lsb, 0x21 * lsb
+	for j+33 <= len(s) {
+		c := s[j : j+33]
+		x0, y0 := load64(c, 0)-c20, load64(c, 1)-c20
+		x1, y1 := load64(c, 8)-c20, load64(c, 9)-c20
+		x2, y2 := load64(c, 16)-c20, load64(c, 17)-c20
+		x3, y3 := load64(c, 24)-c20, load64(c, 25)-c20
+		m := x0 | (x0 + c21) | ((x0 | y0) - lsb)
+		m |= x1 | (x1 + c21) | ((x1 | y1) - lsb)
+		m |= x2 | (x2 + c21) | ((x2 | y2) - lsb)
+		m |= x3 | (x3 + c21) | ((x3 | y3) - lsb)
+		if m&msb != 0 {
 			break
 		}
 		j += 32
-		prevSpace = s3 >> 56
+	}
+	var prevSpace uint64
+	if j > 0 && byteAt(s, j-1) == ' ' {
+		prevSpace = 0x80
 	}
 	for j+8 <= len(s) {
 		m, sp := stops(load64(s, j), prevSpace)
@@ -229,58 +251,109 @@ func scanPlain[S text](s S, j int) int {
 	return j
 }
 
-// copyPlain is scanPlain once the output is materialized: it copies to
-// out[o:], where room is reserved for the rest of s plus 8 bytes, and
-// returns where it stopped in s and out. It also goes through complete CSI
-// sequences, which it removes, and words in other scripts, which it
-// copies: they are the common interruptions, and going round textRun's
-// switch for each costs more than the work itself. It is a leaf apart from
-// those two calls, so that its loop keeps its state in registers.
-func copyPlain[S text](out []byte, o int, s S, j int) (int, int) {
-	var prevSpace uint64 // s[j] is not a space after a space
-	for j+8 <= len(s) {
-		w := load64(s, j)
-		store64(out, o, w)
-		m, sp := stops(w, prevSpace)
+// copyPlain is scanPlain once the output is materialized: it appends to
+// out, which has room for the rest of s plus 8 bytes (so that it never
+// grows), and returns it and where it stopped in s. It also goes through
+// complete CSI sequences of up to 16 parameter bytes, which it removes,
+// and words in other scripts, which it copies: they are the common
+// interruptions, and going round textRun's switch (or even calling a
+// function) for each costs more than the work itself. It is a leaf, so
+// that its loop keeps its state in registers.
+//
+// Each chunk of eight bytes is appended whole, then cut back to what is
+// taken. It is checked as in scanPlain: x | x+0x21 marks the bytes that
+// are not printable ASCII exactly up to the first, and (x|y)-1 marks a
+// byte that is followed by a space after a space, or by a byte that is
+// not printable: in both cases it is the next byte that stops the run.
+func copyPlain[S text](out []byte, s S, j int) ([]byte, int) {
+	const c20 = 0x20 * lsb
+	for j+9 <= len(s) {
+		c := s[j : j+9]
+		w := load64(c, 0)
+		out = binary.LittleEndian.AppendUint64(out, w)
+		x := w - c20
+		bad := x | (w + lsb) // w + lsb is x + 0x21
+		y := load64(c, 1) - c20
+		m := (bad | ((x | y) - lsb)) & msb
 		if m == 0 {
 			j += 8
-			o += 8
-			prevSpace = sp >> 56
 			continue
 		}
 		k := bits.TrailingZeros64(m) >> 3
+		if bad&(m&-m) == 0 {
+			k++ // the stop is the byte after the one marked
+		}
 		j += k
-		o += k
-		if b := byteAt(s, j); b == 0x1B {
-			e := csiEnd(s, j)
-			if e < 0 {
+		out = out[:len(out)-8+k]
+		b := byteAt(s, j)
+		if b == 0x1B {
+			// A CSI sequence: parameters and intermediates (0x20-0x3F),
+			// then a final byte (0x40-0x7E). x marks the bytes outside
+			// the first range, in the next 8 and, if need be, 8 more.
+			if j+19 > len(s) || byteAt(s, j+1) != '[' {
 				break
 			}
-			j = e
-		} else if b >= 0xC2 {
-			e := plainChars(s, j)
-			if e == j {
+			e := j + 2
+			x := load64(s, e)&(0xE0*lsb) ^ c20
+			if x == 0 {
+				e += 8
+				if x = load64(s, e)&(0xE0*lsb) ^ c20; x == 0 {
+					break // a long one: textRun decides
+				}
+			}
+			e += bits.TrailingZeros64(x) >> 3
+			if byteAt(s, e)-0x40 >= 0x3F {
+				break // not complete: textRun decides
+			}
+			j = e + 1
+			// A space after the sequence, after a space before it,
+			// ends the run (the chunks only check pairs inside them).
+			if byteAt(s, j) == ' ' && len(out) > 0 && out[len(out)-1] == ' ' {
 				break
 			}
-			o = copyChars(out, o, s, j, e)
-			j = e
-		} else {
+			continue
+		}
+		if b < 0xC2 {
 			break
 		}
-		// What follows is judged in the next chunk; o > 0 here, as
-		// the first chunk takes at least its first byte.
-		prevSpace = 0
-		if byteAtB(out, o-1) == ' ' {
-			prevSpace = 0x80
+		// Characters in other scripts, checked as in plainChars, each
+		// appended in one 4-byte store and cut back to its length.
+		j0 := j
+		for j+4 <= len(s) {
+			w := load32(s, j)
+			n := plainLenBMP(w)
+			if n == 0 {
+				if n = plainLen1(w); n == 0 && !(j > j0 && toneAfterPict(w, s[j0:j])) {
+					break
+				}
+				n = 4
+			}
+			j += n
+		}
+		if j == j0 {
+			break // not plain, or near the end: textRun decides
+		}
+		// Appended eight bytes at a time while the loads stay inside s,
+		// then cut back.
+		if j+8 > len(s) {
+			out = append(out, s[j0:j]...)
+		} else {
+			n := len(out) + j - j0
+			for p := j0; p < j; p += 8 {
+				out = binary.LittleEndian.AppendUint64(out, load64(s, p))
+			}
+			out = out[:n]
+		}
+		if j < len(s) && byteAt(s, j) >= 0x80 {
+			break // not plain: textRun decides
 		}
 	}
-	return j, o
+	return out, j
 }
 
 // reserve flushes the span and makes room in out for n more bytes, plus 8
-// for an 8-byte store at the end. It returns out at full capacity and the
-// output length.
-func (c *cleaner[T]) reserve(n int) ([]byte, int) {
+// for an 8-byte store at the end, and returns out.
+func (c *cleaner[T]) reserve(n int) []byte {
 	if c.lo != c.hi {
 		c.out = append(c.out, c.src[c.lo:c.hi]...)
 		c.lo = c.hi
@@ -288,22 +361,7 @@ func (c *cleaner[T]) reserve(n int) ([]byte, int) {
 	if cap(c.out)-len(c.out) < n+8 {
 		c.out = slices.Grow(c.out, n+8)
 	}
-	return c.out[:cap(c.out)], len(c.out)
-}
-
-// copyChars copies s[j:k] to out[o:] and returns the new length of out.
-// Room is reserved in out for the rest of s plus 8 bytes, so it copies in
-// 8-byte stores while the loads stay inside s; that beats copy's call for
-// the short words it mostly gets.
-func copyChars[S text](out []byte, o int, s S, j, k int) int {
-	n := k - j
-	if k+8 > len(s) {
-		return o + copy(out[o:], s[j:k])
-	}
-	for p := 0; p < n; p += 8 { // j+p+8 < k+8 <= len(s)
-		store64(out, o+p, load64(s, j+p))
-	}
-	return o + n
+	return c.out
 }
 
 // The hot loop reads and writes through these small helpers, with the
@@ -319,11 +377,23 @@ func load64[S text](s S, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-func store64(b []byte, i int, v uint64) { binary.LittleEndian.PutUint64(b[i:i+8], v) }
+// toneAfterPict reports whether w (four bytes of input, little-endian) is
+// a skin-tone modifier and the last of the characters before it, which a
+// run takes, is Extended_Pictographic (👍🏽): the pair is one grapheme
+// cluster with one mark, which runTail accounts for, and the modifier has
+// no other effect. It is a call, but a rare one.
+func toneAfterPict[S text](w uint32, before S) bool {
+	if w&0xFFFFFF != 0x8F9FF0 || w>>24-0xBB >= 5 { // F0 9F 8F BB-BF: U+1F3FB-U+1F3FF
+		return false
+	}
+	return lookup(lastRuneOf(before)).has(propExtPict)
+}
 
-func byteAtB(b []byte, i int) byte { return b[i] }
-
-func store8(b []byte, i int, v byte) { b[i] = v }
+// load32 reads s[i:i+4] as a little-endian word.
+func load32[S text](s S, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
 
 // csiEnd returns the end of the complete CSI sequence (ESC [ parameters
 // intermediates final) at s[j], which is ESC, or -1 if there is none. The
@@ -382,6 +452,19 @@ func csiEndSlow[S text](s S, j int) int {
 func plainChars[S text](s S, k int) int {
 	var blk *[256]props
 	hi := rune(-1) // the block blk is for
+	// Four bytes at a time while they are inside s.
+	k0 := k
+	for k+4 <= len(s) {
+		w := load32(s, k)
+		n := plainLenBMP(w)
+		if n == 0 {
+			if n = plainLen1(w); n == 0 && !(k > k0 && toneAfterPict(w, s[k0:k])) {
+				return k
+			}
+			n = 4
+		}
+		k += n
+	}
 	for k < len(s) {
 		b := byteAt(s, k)
 		var r rune
