@@ -64,10 +64,43 @@ func (c *cleaner[T]) textRun(s T, i int) int {
 		c.lo, c.hi = i, i
 	}
 	start := c.olen()
+	full := s
 	s = s[:end]
 	j := i
+	// With a limit: the output of the run up to byte counted, and its
+	// units. The run goes on past end while the limit is not passed, so
+	// that a text of multi-byte characters is read in a few steps, not
+	// in one run per halving of the room.
+	counted, units := 0, 0
 loop:
-	for j < len(s) {
+	for {
+		if j == len(s) {
+			if len(s) == len(full) {
+				break
+			}
+			if mat {
+				units += units16(out[start+counted:])
+				counted = len(out) - start
+			} else {
+				units += units16(s[i+counted : j])
+				counted = j - i
+			}
+			room := c.limit - c.units - units
+			if room < 0 {
+				break
+			}
+			if room < len(full)-j {
+				end = j + max(room+1, utf8.UTFMax)
+				end = min(end, len(full))
+			} else {
+				end = len(full)
+			}
+			s = full[:end]
+			if mat && cap(out)-len(out) < end-j+8 {
+				out = slices.Grow(out, end-j+8)
+			}
+			continue
+		}
 		b := byteAt(s, j)
 		switch {
 		case b-0x20 < 0x5F: // printable ASCII or a space
@@ -147,11 +180,14 @@ loop:
 			c.spAt = c.hi
 		}
 	}
+	if n := c.olen() - start; counted > n {
+		counted, units = n, units-1 // the space given back was counted
+	}
 	// The open segment is the last character: a mark may still follow.
 	if mat {
-		runTail(c, c.out[start:], start)
+		runTail(c, c.out[start:], start, counted, units)
 	} else {
-		runTail(c, c.src[c.lo+start:c.hi], start)
+		runTail(c, c.src[c.lo+start:c.hi], start, counted, units)
 	}
 	return j
 }
@@ -159,7 +195,7 @@ loop:
 // runTail sets the state after a text run whose output x was written at
 // output offset start: the open segment is its last character, since a
 // mark may still follow.
-func runTail[T, X text](c *cleaner[T], x X, start int) {
+func runTail[T, X text](c *cleaner[T], x X, start, counted, units int) {
 	last := len(x) - 1
 	for x[last] >= 0x80 && x[last] < 0xC0 {
 		last--
@@ -189,8 +225,10 @@ func runTail[T, X text](c *cleaner[T], x X, start int) {
 	}
 	c.seg = start + last
 	if c.limit > 0 {
-		c.segUnits = c.units + units16(x[:last])
-		c.units = c.segUnits + units16(x[last:])
+		// The first counted bytes are known to hold units units.
+		units += units16(x[counted:])
+		c.segUnits = c.units + units - units16(x[last:])
+		c.units += units
 	}
 }
 
@@ -446,24 +484,52 @@ func csiEndSlow[S text](s S, j int) int {
 }
 
 // plainChars returns the end of the run of multi-byte characters with
-// runProps that starts at s[k], or k if the first is not one. It stops
-// early at a character whose table block is not built yet. It calls
-// nothing, so that its loop runs in registers.
+// runProps, and single spaces between them, that starts at s[k], or k if
+// the first is not one. It stops early at a character whose table block
+// is not built yet. It calls nothing but toneAfterPict, so that its loop
+// runs in registers. A space it takes may end the run (if what follows is
+// not plain), which textRun's trailing space handles.
 func plainChars[S text](s S, k int) int {
 	var blk *[256]props
 	hi := rune(-1) // the block blk is for
-	// Four bytes at a time while they are inside s.
 	k0 := k
 	for k+4 <= len(s) {
-		w := load32(s, k)
-		n := plainLenBMP(w)
-		if n == 0 {
-			if n = plainLen1(w); n == 0 && !(k > k0 && toneAfterPict(w, s[k0:k])) {
-				return k
+		// Eight bytes at a time while they are four 2-byte characters
+		// that the run takes (the common case of the scripts whose
+		// letters have two), otherwise one character.
+		if k+8 <= len(s) {
+			if w := load64(s, k); w&0xC0E0C0E0C0E0C0E0 == 0x80C080C080C080C0 {
+				a := plain2[w&0x1F].Load() >> (w >> 8 & 0x3F)
+				b := plain2[w>>16&0x1F].Load() >> (w >> 24 & 0x3F)
+				c := plain2[w>>32&0x1F].Load() >> (w >> 40 & 0x3F)
+				d := plain2[w>>48&0x1F].Load() >> (w >> 56 & 0x3F)
+				if a&b&c&d&1 != 0 {
+					k += 8
+					continue
+				}
 			}
-			n = 4
 		}
-		k += n
+		w := load32(s, k)
+		if n := plainLenBMP(w); n != 0 {
+			k += n
+			continue
+		}
+		if n := plainLen1(w); n != 0 {
+			k += n
+			continue
+		}
+		// A space after a character of the run and before a multi-byte
+		// character (plain or not: if not, the run ends with the space),
+		// or a skin tone after a pictograph.
+		if k > k0 && w&0xFF == ' ' && w>>8&0xFF >= 0xC2 {
+			k++
+			continue
+		}
+		if k > k0 && toneAfterPict(w, s[k0:k]) {
+			k += 4
+			continue
+		}
+		return k
 	}
 	for k < len(s) {
 		b := byteAt(s, k)
