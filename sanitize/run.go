@@ -317,36 +317,41 @@ func copyPlain[S text](out []byte, s S, j int) ([]byte, int) {
 			j += 8
 			continue
 		}
-		k := bits.TrailingZeros64(m) >> 3
+		// (The masks keep indexes provably inside c and q: no checks.)
+		k := bits.TrailingZeros64(m) >> 3 & 7
 		if bad&(m&-m) == 0 {
 			k++ // the stop is the byte after the one marked
 		}
+		b := byteAt(c, k)
 		j += k
 		out = out[:len(out)-8+k]
-		b := byteAt(s, j)
 		if b == 0x1B {
 			// A CSI sequence: parameters and intermediates (0x20-0x3F),
 			// then a final byte (0x40-0x7E). x marks the bytes outside
 			// the first range, in the next 8 and, if need be, 8 more.
-			if j+19 > len(s) || byteAt(s, j+1) != '[' {
+			if j+20 > len(s) {
 				break
 			}
-			e := j + 2
-			x := load64(s, e)&(0xE0*lsb) ^ c20
+			q := s[j : j+20]
+			if byteAt(q, 1) != '[' {
+				break
+			}
+			e := 2
+			x := load64(q, 2)&(0xE0*lsb) ^ c20
 			if x == 0 {
-				e += 8
-				if x = load64(s, e)&(0xE0*lsb) ^ c20; x == 0 {
+				e = 10
+				if x = load64(q, 10)&(0xE0*lsb) ^ c20; x == 0 {
 					break // a long one: textRun decides
 				}
 			}
-			e += bits.TrailingZeros64(x) >> 3
-			if byteAt(s, e)-0x40 >= 0x3F {
+			e += bits.TrailingZeros64(x) >> 3 & 7
+			if byteAt(q, e)-0x40 >= 0x3F {
 				break // not complete: textRun decides
 			}
-			j = e + 1
+			j += e + 1
 			// A space after the sequence, after a space before it,
 			// ends the run (the chunks only check pairs inside them).
-			if byteAt(s, j) == ' ' && len(out) > 0 && out[len(out)-1] == ' ' {
+			if byteAt(q, e+1) == ' ' && len(out) > 0 && out[len(out)-1] == ' ' {
 				break
 			}
 			continue
@@ -423,6 +428,13 @@ func load64[S text](s S, i int) uint64 {
 func toneAfterPict[S text](w uint32, before S) bool {
 	if w&0xFFFFFF != 0x8F9FF0 || w>>24-0xBB >= 5 { // F0 9F 8F BB-BF: U+1F3FB-U+1F3FF
 		return false
+	}
+	if n := len(before); n >= 4 {
+		// Mostly a pictograph of plane 1, decoded here.
+		if v := load32(before, n-4); v&0xC0C0F0FF == 0x808090F0 {
+			r := 0x10000 | rune(v>>8&0x0F)<<12 | rune(v>>16&0x3F)<<6 | rune(v>>24&0x3F)
+			return lookup(r).has(propExtPict)
+		}
 	}
 	return lookup(lastRuneOf(before)).has(propExtPict)
 }
