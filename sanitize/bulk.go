@@ -74,8 +74,9 @@ func scanPlain[S text](s S, j int) int {
 // complete CSI sequences of up to 16 parameter bytes, which it removes,
 // and words in other scripts, which it copies: they are the common
 // interruptions, and going round textRun's switch (or even calling a
-// function) for each costs more than the work itself. It is a leaf, so
-// that its loop keeps its state in registers.
+// function) for each costs more than the work itself. It calls nothing
+// but toneAfterPict, for a skin tone, so that its loop keeps its state in
+// registers.
 //
 // Each chunk of eight bytes is appended whole, then cut back to what is
 // taken. It is checked as in scanPlain: x | x+0x21 marks the bytes that
@@ -96,7 +97,7 @@ func copyPlain[S text](out []byte, s S, j int) ([]byte, int) {
 			j += 8
 			continue
 		}
-		// (The masks keep indexes provably inside c and q: no checks.)
+		// (The masks let the compiler drop most index checks on c and q.)
 		k := bits.TrailingZeros64(m) >> 3 & 7
 		if bad&(m&-m) == 0 {
 			k++ // the stop is the byte after the one marked
@@ -140,8 +141,8 @@ func copyPlain[S text](out []byte, s S, j int) ([]byte, int) {
 		if b < 0xC2 {
 			break
 		}
-		// Characters in other scripts, checked as in plainChars, each
-		// appended in one 4-byte store and cut back to its length.
+		// Characters in other scripts, checked as in plainChars (a
+		// space ends them here: the chunks take it), then copied.
 		j0 := j
 		for j+4 <= len(s) {
 			w := load32(s, j)
