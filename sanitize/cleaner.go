@@ -328,7 +328,7 @@ func (c *cleaner[T]) result() string {
 		x = string(c.src[c.lo:c.hi]) // T is string here: Writer output is materialized
 	}
 	if c.limit > 0 && c.units > c.limit {
-		return cut(x, c.limit)
+		return cut(x, c.limit, c.units)
 	}
 	return x
 }

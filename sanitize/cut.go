@@ -34,26 +34,27 @@ func units16[T text](s T) int {
 	return n
 }
 
-// wordUnits is units16 of the eight bytes in w.
+// wordUnits is units16 of the eight bytes in w: one bit (7) for each byte
+// that is not 10xxxxxx, another (6) for each 1111xxxx, counted at once.
 func wordUnits(w uint64) int {
-	cont := w &^ (w << 1) & msb                      // 10xxxxxx
-	four := w & (w << 1) & (w << 2) & (w << 3) & msb // 1111xxxx
-	return 8 - bits.OnesCount64(cont) + bits.OnesCount64(four)
+	lead := (^w | w<<1) & msb
+	four := w & (w << 1) & (w << 2) & (w << 3) & msb
+	return bits.OnesCount64(lead | four>>1)
 }
 
 // cutLookBack bounds how far back from the cut a known boundary is looked
 // for, in bytes; without one the segmentation starts at the beginning.
 const cutLookBack = 1024
 
-// cut shortens the clean text x, longer than limit units, to at most limit
-// units ending in an ellipsis: it keeps the longest run of whole grapheme
+// cut shortens the clean text x, of units UTF-16 units (more than limit),
+// to at most limit units ending in an ellipsis: it keeps the longest run of whole grapheme
 // clusters that leaves room for the ellipsis, or, if not even the first
 // cluster fits, as many whole code points of it as fit. A space, and then
 // any of the four invisible characters, before the ellipsis are dropped.
 //
 // A prefix of an NFC text is NFC (composition only looks backward), and each
 // rule the cleaner enforces holds for a prefix too, so the result is clean.
-func cut(x string, limit int) string {
+func cut(x string, limit, units int) string {
 	room := limit - 1
 	if room < len(x) && isASCII(x[:room+1]) {
 		// Between two ASCII characters there is always a cluster
@@ -61,37 +62,19 @@ func cut(x string, limit int) string {
 		return strings.TrimSuffix(x[:room], " ") + ellipsis // (no joiners in ASCII)
 	}
 	// p is where the room ends: the longest run of whole code points that
-	// fits. The cut is the last cluster boundary at or before it.
-	p, n := 0, 0
-	for p < len(x) {
-		// Up to eight bytes at a time while they surely fit, ending on a
-		// character boundary (at most three bytes back).
-		if p+9 <= len(x) && n+8 <= room {
-			k := 8
-			for x[p+k]&0xC0 == 0x80 {
-				k--
-			}
-			if k > 4 {
-				w := load64(x, p) & (1<<(8*k) - 1) // the k bytes, zeros after
-				n += wordUnits(w) - (8 - k)
-				p += k
-				continue
-			}
+	// fits, found by dropping characters from the end (the cleaner stops
+	// soon after the limit is passed, so there are few). The cut is the
+	// last cluster boundary at or before it.
+	p := len(x)
+	for units > room {
+		p--
+		for x[p]&0xC0 == 0x80 {
+			p--
 		}
-		size, u := 1, 1
-		switch b := x[p]; {
-		case b >= 0xF0:
-			size, u = 4, 2
-		case b >= 0xE0:
-			size = 3
-		case b >= 0xC0:
-			size = 2
+		units--
+		if x[p] >= 0xF0 {
+			units-- // a surrogate pair
 		}
-		if n+u > room {
-			break
-		}
-		n += u
-		p += size
 	}
 	// Segment from a boundary found by looking back a little, not from the
 	// start: there is one before every space that does not follow a Prepend

@@ -168,17 +168,33 @@
 // Already-clean text within the limit is returned as it is, without
 // allocating, and so is a clean substring of the input (trimmed spaces);
 // otherwise Clean allocates the output and its copy, plus a normalizer for
-// text that needs one: at most 8 allocations whatever the input. Printable
-// ASCII and text that no rule changes are copied in bulk, 8 to 32 bytes at
-// a time for ASCII. Each NFC segment is normalized once: segments of a
-// starter and combining marks without decompositions (Zalgo text,
-// decomposed accents) and conjoining jamo are normalized in place, by a
-// stable sort and a composition-pair table that is derived from norm the
-// first time it is needed (a few milliseconds, once); any other segment
-// goes through one reused norm.Iter. With a limit, Clean stops reading
-// once the result is certain to be cut, so its work is bounded by the
-// limit, plus whatever it removes or collapses on the way (input that is
-// all removed characters is read to the end), and the cut segments
-// clusters from a nearby boundary, not from the start. The property tables
-// cover the BMP and plane 1 in 256-character blocks built on first use.
+// text that needs one: at most 8 allocations whatever the input.
+//
+// Most text goes through runs, which skip the per-character state machine:
+// printable ASCII, characters no rule can change (kept, NFC-stable
+// starters that begin a grapheme cluster), single spaces, and complete CSI
+// sequences, which are removed. A run checks ASCII 32 bytes a step with
+// word arithmetic on bounds-checked loads (no unsafe, no assembly); once
+// the output is no longer a substring of the input, it appends 8-byte
+// chunks and cuts them back, and removes short CSI sequences and copies
+// words in other scripts without leaving its loop. Whether a multi-byte
+// character can be in a run is read from bitmaps indexed by its UTF-8
+// bytes, filled as the property blocks are built, so a run neither
+// assembles code points nor looks blocks up; four 2-byte characters are
+// tested a step. A skin tone after a pictograph stays in the run (the run
+// accounts for its mark). With a limit, a run reads on while the limit is
+// not passed, rather than returning for each halving of the room.
+//
+// Each NFC segment is normalized once: segments of a starter and combining
+// marks without decompositions (Zalgo text, decomposed accents) and
+// conjoining jamo are normalized in place, by a stable sort and a
+// composition-pair table that is derived from norm the first time it is
+// needed (a few milliseconds, once); any other segment goes through one
+// reused norm.Iter. With a limit, Clean stops reading once the result is
+// certain to be cut, so its work is bounded by the limit, plus whatever it
+// removes or collapses on the way (input that is all removed characters is
+// read to the end); the cut finds its place by dropping characters from
+// the end, from the units the cleaner counted, and segments clusters from
+// a nearby boundary, not from the start. The property tables cover the
+// BMP and plane 1 in 256-character blocks built on first use.
 package sanitize

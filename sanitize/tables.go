@@ -82,7 +82,45 @@ var (
 	blocksMu sync.Mutex
 )
 
-// lookup returns the properties of r, a valid code point.
+// plain2, plain3 and plain4 say which characters of 2, 3 and 4 bytes (the
+// last only in plane 1) a text run takes (runProps, see run.go), indexed
+// by their UTF-8 form so that a run tests a character without assembling
+// its code point: bit b1&0x3F of plain2[b0&0x1F] is for the character
+// b0 b1, bit b2&0x3F of plain3[(b0&0x0F)<<6|b1&0x3F] for b0 b1 b2, and bit
+// b3&0x3F of plain4[(b1&0x0F)<<6|b2&0x3F] for F0 b1 b2 b3 (b1 9x). A bit
+// is set when the block of its character is built, so a clear bit means
+// "not plain, or not known yet" and the caller takes the slow path, which
+// builds the block. Bits are set only for the code points the form
+// encodes (U+0080-U+07FF; U+0800-U+FFFF less the surrogates, which are
+// removed; U+10000-U+1FFFF), so an overlong form or a surrogate never
+// finds one.
+var (
+	plain2 [1 << 5]atomic.Uint64
+	plain3 [1 << 10]atomic.Uint64
+	plain4 [1 << 10]atomic.Uint64
+)
+
+// plainLen returns the length of the character whose UTF-8 form w starts
+// with (four bytes of input, little-endian), if a text run takes it and
+// it is not ASCII, or 0. It is written as two functions that each get
+// inlined: callers write plainLenBMP(w), then plainLen1(w) if that is 0.
+func plainLen1(w uint32) int {
+	if w&0xC0C0F0FF == 0x808090F0 { // 11110000 1001xxxx 10xxxxxx 10xxxxxx
+		return int(plain4[(w>>8&0x0F)<<6|w>>16&0x3F].Load()>>(w>>24&0x3F)&1) * 4
+	}
+	return 0
+}
+
+func plainLenBMP(w uint32) int {
+	if w&0xC0E0 == 0x80C0 { // 110xxxxx 10xxxxxx
+		return int(plain2[w&0x1F].Load()>>(w>>8&0x3F)&1) * 2
+	}
+	if w&0xC0C0F0 == 0x8080E0 { // 1110xxxx 10xxxxxx 10xxxxxx
+		return int(plain3[(w&0x0F)<<6|w>>8&0x3F].Load()>>(w>>16&0x3F)&1) * 3
+	}
+	return 0
+}
+
 func lookup(r rune) props {
 	if r < tableSize {
 		if b := blocks[r>>8].Load(); b != nil {
@@ -107,7 +145,19 @@ func buildBlock(i rune) *[256]props {
 	}
 	b := new([256]props)
 	for k := range rune(256) {
-		b[k] = classify(i<<8 | k)
+		r := i<<8 | k
+		b[k] = classify(r)
+		if b[k]&runMask != runProps {
+			continue
+		}
+		switch {
+		case 0x80 <= r && r < 0x800:
+			plain2[r>>6].Or(1 << (r & 63))
+		case 0x800 <= r && r < 0x10000:
+			plain3[r>>6].Or(1 << (r & 63))
+		case 0x10000 <= r && r < 0x20000:
+			plain4[(r-0x10000)>>6].Or(1 << (r & 63))
+		}
 	}
 	blocks[i].Store(b)
 	return b
