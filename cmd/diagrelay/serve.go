@@ -13,8 +13,7 @@ import (
 )
 
 var serveHelp = help{
-	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print]\n" +
-		"      [--max-pending N] [--max-conns-per-child N] [--log-format text|json]",
+	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [limit and log flags]",
 	Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
 	Long: `
 Serves the host on stdin/stdout (--stdio) and children, and a host with the
