@@ -146,6 +146,9 @@ func copyPlain[S text](out []byte, s S, j int) ([]byte, int) {
 		j0 := j
 		for j+4 <= len(s) {
 			w := load32(s, j)
+			if w&0x80 == 0 {
+				break // ASCII, mostly the space after a word
+			}
 			n := plainLenBMP(w)
 			if n == 0 {
 				if n = plainLen1(w); n == 0 && !(j > j0 && toneAfterPict(w, s[j0:j])) {
@@ -160,7 +163,14 @@ func copyPlain[S text](out []byte, s S, j int) ([]byte, int) {
 		}
 		// Appended eight bytes at a time while the loads stay inside s,
 		// then cut back.
-		if j+8 > len(s) {
+		if j-j0 <= 16 && j0+16 <= len(s) {
+			// Most words: two stores whatever their length, rather
+			// than a loop whose count the branch predictor misses.
+			n := len(out) + j - j0
+			out = binary.LittleEndian.AppendUint64(out, load64(s, j0))
+			out = binary.LittleEndian.AppendUint64(out, load64(s, j0+8))
+			out = out[:n]
+		} else if j+8 > len(s) {
 			out = append(out, s[j0:j]...)
 		} else {
 			n := len(out) + j - j0

@@ -38,6 +38,7 @@ type cleaner[T text] struct {
 	out    []byte     // the output, except the span
 	lo, hi int        // the span: src[lo:hi] follows out
 	mat    bool       // out is in use (the output is no longer just the span)
+	pool   bool       // out comes from bufPool and goes back to it (Clean)
 	tmp    []byte     // scratch for normalizing a segment
 	it     *norm.Iter // normalizes a segment without allocating; made on first use
 
@@ -100,7 +101,13 @@ func (c *cleaner[T]) materialize() {
 		// limit overflows.)
 		want = 3*c.limit + 256
 	}
-	c.out = make([]byte, n, max(want, n+16))
+	want = max(want, n+16)
+	if c.out = nil; c.pool {
+		c.out = pooledBuf(n, want)
+	}
+	if c.out == nil {
+		c.out = make([]byte, n, want)
+	}
 	copy(c.out, c.src[c.lo:c.hi])
 	c.lo = c.hi
 	c.mat = true

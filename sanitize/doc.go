@@ -167,8 +167,10 @@
 //
 // Already-clean text within the limit is returned as it is, without
 // allocating, and so is a clean substring of the input (trimmed spaces);
-// otherwise Clean allocates the output and its copy, plus a normalizer for
-// text that needs one: at most 8 allocations whatever the input.
+// otherwise Clean writes the output into a buffer that it reuses between
+// calls (a sync.Pool of buffers up to 2 MiB; one too small for a call is
+// dropped) and allocates its copy, plus a normalizer for text that needs
+// one: at most 8 allocations whatever the input.
 //
 // Most text goes through runs, which skip the per-character state machine:
 // printable ASCII, characters no rule can change (kept, NFC-stable

@@ -20,8 +20,12 @@ func Source(s string) string { return Clean(s, SourceLimit) }
 // Clean(Clean(s, n), n) == Clean(s, n). If s is already clean and short
 // enough, Clean returns s itself without allocating.
 func Clean(s string, limit int) string {
-	c := cleaner[string]{limit: limit}
+	c := cleaner[string]{limit: limit, pool: true}
 	c.feed(s, true)
 	c.finish()
-	return c.result()
+	x := c.result()
+	if c.mat {
+		releaseBuf(c.out) // result copied it
+	}
+	return x
 }
