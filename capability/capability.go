@@ -37,8 +37,9 @@ type Capability struct {
 	Protocol int
 }
 
-// current returns the Capability this package's hosts announce.
-func current() Capability { return Capability{Version: Version, Protocol: Protocol} }
+// Current returns the Capability this package's hosts announce: what the
+// probe answers, and what a service answers to its probe methods.
+func Current() Capability { return Capability{Version: Version, Protocol: Protocol} }
 
 // ProbeRequest is the payload of a probe. A host calls Respond with its
 // Capability, synchronously.

@@ -48,7 +48,7 @@ func (p *probe) respond(reply any) {
 
 // reply is Current boxed once, so that answering does not allocate. Receivers
 // get a Capability value: a copy, whatever they do with it.
-var reply any = current()
+var reply any = Current()
 
 // Answer makes b answer probes on topic with Capability{Version, Protocol},
 // synchronously, until the returned off is called (or b is closed). Payloads other than a

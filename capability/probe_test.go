@@ -47,8 +47,8 @@ func TestDefinitions(t *testing.T) {
 			t.Errorf("%q: %v (want a valid version without v)", v, err)
 		}
 	}
-	if _, ok := Compatible(current(), DiagnosticSince); !ok {
-		t.Errorf("this package's own reply %v is older than DiagnosticSince %s", current(), DiagnosticSince)
+	if _, ok := Compatible(Current(), DiagnosticSince); !ok {
+		t.Errorf("this package's own reply %v is older than DiagnosticSince %s", Current(), DiagnosticSince)
 	}
 	if DiagnosticProbeTopic != "pi-subagent-manager:diagnostic:probe" ||
 		CapabilitiesProbeTopic != "pi-subagent-manager:capabilities:probe" {
@@ -87,8 +87,8 @@ func TestProbeAgainstAnswer(t *testing.T) {
 		if ok != want {
 			t.Errorf("min %q: hosted = %v, want %v", min, ok, want)
 		}
-		if ok && c != current() {
-			t.Errorf("min %q: got %v, want %v", min, c, current())
+		if ok && c != Current() {
+			t.Errorf("min %q: got %v, want %v", min, c, Current())
 		}
 	}
 	off()
@@ -324,8 +324,8 @@ func TestAnswerTakesAnyPayload(t *testing.T) {
 	}
 	b.Emit(DiagnosticProbeTopic, ProbeRequest{Respond: rec})
 	b.Emit(DiagnosticProbeTopic, &ProbeRequest{Respond: rec})
-	if len(got) != 2 || got[0] != any(current()) || got[1] != any(current()) {
-		t.Fatalf("answers %#v, want two %#v", got, current())
+	if len(got) != 2 || got[0] != any(Current()) || got[1] != any(Current()) {
+		t.Fatalf("answers %#v, want two %#v", got, Current())
 	}
 }
 
@@ -397,7 +397,7 @@ func TestSharedAnswerIsImmutable(t *testing.T) {
 	b.Emit(DiagnosticProbeTopic, ProbeRequest{Respond: func(r any) { first = r }})
 	c := first.(Capability)
 	c.Version = "9.9.9"
-	if got, _ := Probe(b, DiagnosticProbeTopic, ""); got != current() {
+	if got, _ := Probe(b, DiagnosticProbeTopic, ""); got != Current() {
 		t.Fatalf("a receiver changed the shared answer: %v", got)
 	}
 }

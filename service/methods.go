@@ -217,7 +217,7 @@ func (c *conn) mailboxAck(raw []byte) (any, *rpcError) {
 }
 
 func (c *conn) probe([]byte) (any, *rpcError) {
-	return wireProbe(capability.Capability{Version: capability.Version, Protocol: capability.Protocol}), nil
+	return wireProbe(capability.Current()), nil
 }
 
 // report runs the params object through the child's runtime, exactly as an
