@@ -7,6 +7,7 @@
 import { openSession, closeSocket } from "./child.js";
 import { reportParams } from "./fit.js";
 import { RPCError } from "./rpc.js";
+import { Listeners } from "./listeners.js";
 
 export const PROBE_TOPIC = "pi-subagent-manager:diagnostic:probe";
 export const REPORT_TOPIC = "pi-subagent-manager:diagnostic";
@@ -36,8 +37,7 @@ export class Bridge {
   /** @type {Error | null} */
   #lost = null;
   #closing = false;
-  /** @type {Map<string, Set<Function>>} */
-  #listeners = new Map();
+  #listeners = new Listeners();
 
   constructor(session, events) {
     this.#sock = session.sock;
@@ -85,21 +85,19 @@ export class Bridge {
    * inside an extension's emit.
    */
   on(event, fn) {
-    if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
-    this.#listeners.get(event).add(fn);
+    this.#listeners.on(event, fn);
     return this;
   }
 
   off(event, fn) {
-    this.#listeners.get(event)?.delete(fn);
+    this.#listeners.off(event, fn);
     return this;
   }
 
   #emit(event, ...args) {
-    const fns = this.#listeners.get(event);
-    if (!fns || fns.size === 0) return;
+    if (this.#listeners.of(event).length === 0) return;
     process.nextTick(() => {
-      for (const fn of [...fns]) fn(...args);
+      for (const fn of this.#listeners.of(event)) fn(...args);
     });
   }
 

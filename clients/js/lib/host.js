@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { Peer } from "./rpc.js";
+import { Listeners } from "./listeners.js";
 
 const DEFAULT_START_TIMEOUT = 10_000;
 const DEFAULT_STOP_TIMEOUT = 10_000;
@@ -32,8 +33,7 @@ export class Host {
   #proc;
   #peer;
   #stderr = "";
-  /** @type {Map<string, Set<Function>>} */
-  #listeners = new Map();
+  #listeners = new Listeners();
   /** @type {{code: number | null, signal: string | null} | null} */
   #exit = null;
   /** @type {Promise<void>} */
@@ -80,7 +80,7 @@ export class Host {
   }
 
   #emit(event, ...args) {
-    for (const fn of [...(this.#listeners.get(event) ?? [])]) fn(...args);
+    for (const fn of this.#listeners.of(event)) fn(...args);
   }
 
   /**
@@ -129,13 +129,12 @@ export class Host {
    * (after subscribe()), on("exit", fn(code, signal)).
    */
   on(event, fn) {
-    if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
-    this.#listeners.get(event).add(fn);
+    this.#listeners.on(event, fn);
     return this;
   }
 
   off(event, fn) {
-    this.#listeners.get(event)?.delete(fn);
+    this.#listeners.off(event, fn);
     return this;
   }
 
