@@ -110,9 +110,7 @@ func benchmarkPost(b *testing.B, noSync bool) {
 // bytes of record); size=max posts messages of MaxMessageBytes, the most
 // a record holds.
 func BenchmarkStorePostPaired(b *testing.B) {
-	typical := msg("/root", "/root/x", "bench", 0)
-	largest := typical
-	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))
+	typical, largest := benchMessages()
 	for _, c := range []struct {
 		posters int
 		m       relay.ParentMessage
@@ -255,9 +253,7 @@ func txID(db *bolt.DB) int {
 // for the benchmarks' typical record (193 bytes) and for the largest one
 // (65555 bytes: MaxMessageBytes of fields); B/s is of the record.
 func BenchmarkChecksum(b *testing.B) {
-	typical := msg("/root", "/root/x", "bench", 0)
-	largest := typical
-	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))
+	typical, largest := benchMessages()
 	for _, c := range []struct {
 		size string
 		m    relay.ParentMessage
@@ -278,3 +274,12 @@ func BenchmarkChecksum(b *testing.B) {
 }
 
 var sink uint32
+
+// benchMessages are the benchmarks' typical message (193 bytes of record)
+// and the largest one a record holds (MaxMessageBytes of fields).
+func benchMessages() (typical, largest relay.ParentMessage) {
+	typical = msg("/root", "/root/x", "bench", 0)
+	largest = typical
+	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))
+	return typical, largest
+}

@@ -14,6 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -148,7 +149,7 @@ func TestUntrustedFileRefused(t *testing.T) {
 	leaf := recordOffset(t, orig, root[150]) / page * page
 	// The file is longer than its pages (bbolt grows it ahead): cutting
 	// what no page uses is harmless, cutting into the last page is not.
-	hwm := usedBytes(t, path)
+	hwm := testutil.BoltUsedBytes(t, path)
 	if hwm >= len(orig) {
 		t.Fatalf("the pages use %d of %d bytes: no spare tail", hwm, len(orig))
 	}
@@ -269,19 +270,6 @@ func TestVersion1File(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// usedBytes is how much of the bbolt file at path its pages use.
-func usedBytes(t *testing.T, path string) int {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int64
-	db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
-	return int(n)
 }
 
 type relay1 struct {

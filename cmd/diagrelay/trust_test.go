@@ -13,9 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // mailboxWith runs a real serve on a fresh data directory, delivers one
@@ -35,19 +34,6 @@ func mailboxWith(t *testing.T, messages ...string) (data string) {
 	return s.data
 }
 
-// usedPages is how many bytes of the bbolt file its pages use.
-func usedPages(t *testing.T, path string) int {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var n int64
-	db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
-	return int(n)
-}
-
 // serve refuses a mailbox.db it cannot trust: exit 1, an error that names
 // the file and says what to do, and the file left byte for byte as it was.
 func TestServeRefusesUntrustedMailbox(t *testing.T) {
@@ -57,7 +43,7 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	used := usedPages(t, path)
+	used := testutil.BoltUsedBytes(t, path)
 	idx := bytes.Index(orig, []byte(`"message":"two"`)) // inside a record, so inside a leaf page
 	if idx < 0 {
 		t.Fatal("the record is not in the file")
