@@ -3,6 +3,7 @@ package service
 import (
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/diagrelay/diagrelay/relay"
@@ -59,6 +60,10 @@ type eventHub struct {
 
 	mu   sync.Mutex
 	subs map[*conn]*subscriber
+	// live is len(subs), read without mu: with no subscriber (the usual
+	// case) a report builds no event and takes no lock shared by every
+	// child.
+	live atomic.Int32
 }
 
 func newEventHub(now func() time.Time) *eventHub {
@@ -76,12 +81,14 @@ func (h *eventHub) subscribe(c *conn) {
 	}
 	s := &subscriber{c: c, wake: make(chan struct{}, 1)}
 	h.subs[c] = s
+	h.live.Store(int32(len(h.subs)))
 	go s.run(h)
 }
 
 func (h *eventHub) remove(c *conn) {
 	h.mu.Lock()
 	delete(h.subs, c)
+	h.live.Store(int32(len(h.subs)))
 	h.mu.Unlock()
 }
 
@@ -98,6 +105,9 @@ func (h *eventHub) publish(ev event) {
 
 // Observe turns what the relay did into an event.
 func (h *eventHub) Observe(o relay.Observation) {
+	if h.live.Load() == 0 {
+		return
+	}
 	ev := event{Thread: o.Thread, At: o.At}
 	switch o.Kind {
 	case relay.ObservedDelivery:
@@ -120,6 +130,9 @@ func (h *eventHub) Observe(o relay.Observation) {
 
 // opened publishes opened or reopened for the runtime just started.
 func (h *eventHub) opened(m *relay.Manager, rt *relay.Runtime) {
+	if h.live.Load() == 0 {
+		return
+	}
 	t, ok := m.Thread(rt.Path())
 	if !ok {
 		return
