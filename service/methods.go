@@ -10,27 +10,29 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// method is one JSON-RPC method; role says who may call it.
+// method is one JSON-RPC method; role says who may call it, and nested
+// which threads a child may name in a host method (nil: none; nested.go).
 type method struct {
-	role int32 // roleHost, roleChild, or roleNone for anyone
-	call func(c *conn, params []byte) (any, *rpcError)
+	role   int32 // roleHost, roleChild, or roleNone for anyone
+	nested *nestedScope
+	call   func(c *conn, params []byte) (any, *rpcError)
 }
 
 var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		"session.hello":      {roleNone, (*conn).hello},
-		"runtime.open":       {roleHost, (*conn).runtimeOpen},
-		"runtime.close":      {roleHost, (*conn).runtimeClose},
-		"thread.status":      {roleHost, (*conn).threadStatus},
-		"mailbox.read":       {roleHost, (*conn).mailboxRead},
-		"mailbox.ack":        {roleHost, (*conn).mailboxAck},
-		"capabilities.probe": {roleHost, (*conn).probe},
-		"thread.list":        {roleHost, (*conn).threadList},
-		"events.subscribe":   {roleHost, (*conn).eventsSubscribe},
-		"diagnostic.probe":   {roleChild, (*conn).probe},
-		"diagnostic.report":  {roleChild, (*conn).report},
+		"session.hello":      {roleNone, nil, (*conn).hello},
+		"runtime.open":       {roleHost, belowOwnThread, (*conn).runtimeOpen},
+		"runtime.close":      {roleHost, belowOwnThread, (*conn).runtimeClose},
+		"thread.status":      {roleHost, belowOwnThread, (*conn).threadStatus},
+		"mailbox.read":       {roleHost, ownMailbox, (*conn).mailboxRead},
+		"mailbox.ack":        {roleHost, ownMailbox, (*conn).mailboxAck},
+		"capabilities.probe": {roleHost, nil, (*conn).probe},
+		"thread.list":        {roleHost, nil, (*conn).threadList},
+		"events.subscribe":   {roleHost, nil, (*conn).eventsSubscribe},
+		"diagnostic.probe":   {roleChild, nil, (*conn).probe},
+		"diagnostic.report":  {roleChild, nil, (*conn).report},
 	}
 }
 
@@ -40,16 +42,22 @@ func (c *conn) dispatch(req *request) (any, *rpcError) {
 		return nil, errorf(CodeMethodNotFound, "method %s not found", clipName(req.Method))
 	}
 	if m.role != roleNone {
-		switch role := c.role.Load(); {
+		role := c.role.Load()
+		switch {
 		case role == roleNone:
 			return nil, errorf(CodeUnauthenticated, "%s: send session.hello with a token first", req.Method)
-		case role != m.role && m.role == roleHost:
+		case role == roleChild && m.role == roleHost && m.nested == nil:
 			return nil, errorf(CodeForbidden, "%s is a host method; this connection is a child's", req.Method)
-		case role != m.role:
+		case role == roleHost && m.role == roleChild:
 			return nil, errorf(CodeForbidden, "%s is a child method; this connection is the host's", req.Method)
 		}
-		if m.role == roleChild && c.child.revoked.Load() {
+		if role == roleChild && c.child.revoked.Load() {
 			return nil, errorf(CodeRevoked, "%s: token revoked: runtime %s was reopened or closed", req.Method, c.child.path)
+		}
+		if role == roleChild && m.role == roleHost {
+			if e := c.nestedAllowed(req.Method, m.nested, req.Params); e != nil {
+				return nil, e
+			}
 		}
 	}
 	return m.call(c, req.Params)
@@ -124,6 +132,11 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 	}
 	c.s.openMu.Lock()
 	defer c.s.openMu.Unlock()
+	opener := c.opener()
+	if opener != nil && opener.revoked.Load() {
+		// Checked under openMu: a generation that has ended opens nothing.
+		return nil, errorf(CodeRevoked, "runtime.open: token revoked: runtime %s was reopened or closed", opener.path)
+	}
 	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {
@@ -131,8 +144,11 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 		}
 		return nil, errorf(CodeInvalidParams, "runtime.open: %v", err)
 	}
-	b := c.s.tokens.bind(rt)
+	b, old := c.s.tokens.bind(rt, opener)
 	c.s.events.opened(c.s.mgr, rt)
+	if old != nil {
+		c.s.closeOpenedBy(old)
+	}
 	return openResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
 }
 
@@ -158,6 +174,7 @@ func (c *conn) runtimeClose(raw []byte) (any, *rpcError) {
 	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
 		c.s.events.closed(b.rt)
+		c.s.closeOpenedBy(b)
 	}
 	return emptyResult{}, nil
 }
