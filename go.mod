@@ -13,6 +13,7 @@ require (
 	github.com/go-json-experiment/json v1.27.2
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/mod v0.43.0
+	golang.org/x/sys v0.47.0
 	golang.org/x/text v0.44.0
 	golang.org/x/time v0.16.0
 	pgregory.net/rapid v1.3.0
@@ -31,5 +32,4 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/xo/terminfo v1.0.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 )

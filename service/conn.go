@@ -29,6 +29,7 @@ type conn struct {
 	fixedHost bool
 	role      atomic.Int32
 	child     *binding // set by session.hello with a child token; loop goroutine only
+	cred      peerCred // the socket peer's credentials, read at accept (bind.go)
 
 	pendingAt *list.Element // in Server.pending until hello; guarded by Server.mu
 
@@ -101,9 +102,11 @@ func (c *conn) revoke() {
 
 // unbind detaches the connection from its child token, if any.
 func (c *conn) unbind() {
-	if c.child != nil {
-		c.s.tokens.detach(c.child, c)
+	if b := c.child; b != nil {
 		c.child = nil
+		if c.s.tokens.detach(b, c) {
+			c.s.lastConnGone(b)
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ const (
 	EventNotified  = "notified"  // a UI notification was shown; thread "" for the summary
 	EventHeld      = "held"      // the host-wide limit held a notification back
 	EventLost      = "lost"      // count events this subscriber did not read in time
+	EventExited    = "exited"    // a bound token's process exited; the thread stays open
 )
 
 func (c *conn) threadList(raw []byte) (any, *rpcError) {
@@ -37,7 +38,7 @@ func (c *conn) threadList(raw []byte) (any, *rpcError) {
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
-	return wireThreads(c.s.mgr.Threads()), nil
+	return c.s.peers.list(wireThreads(c.s.mgr.Threads())), nil
 }
 
 // eventsSubscribe starts the connection's event stream. Subscribing again
@@ -147,6 +148,11 @@ func (h *eventHub) opened(m *relay.Manager, rt *relay.Runtime) {
 
 func (h *eventHub) closed(rt *relay.Runtime) {
 	h.publish(event{Kind: EventClosed, Thread: rt.Path(), At: h.now(), Generation: rt.Generation()})
+}
+
+// exited publishes the exit of a bound token's process.
+func (h *eventHub) exited(path string, gen uint64, at time.Time) {
+	h.publish(event{Kind: EventExited, Thread: path, At: at, Generation: gen})
 }
 
 func ptr(s string) *string { return &s }

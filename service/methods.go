@@ -96,6 +96,9 @@ func (c *conn) hello(raw []byte) (any, *rpcError) {
 		return nil, errorf(CodeForbidden, "session.hello: the stdio peer is already the host")
 	}
 	if tok := c.s.cfg.HostToken; tok != "" && equalToken(token, tok) {
+		if e := c.admitHost(); e != nil {
+			return nil, e
+		}
 		c.unbind()
 		c.role.Store(roleHost)
 		c.s.authenticated(c)
@@ -109,6 +112,9 @@ func (c *conn) hello(raw []byte) (any, *rpcError) {
 		return nil, errorf(CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
 	if b != c.child {
+		if e := c.admitPeer(b); e != nil {
+			return nil, e
+		}
 		max := c.s.maxConnsPerChild()
 		if !c.s.tokens.attach(b, c, max) {
 			c.s.stats.connLimited.Add(1)
@@ -130,6 +136,13 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 	if e := pathParam("path", p.Path); e != nil {
 		return nil, e
 	}
+	bind := c.s.cfg.BindPeer
+	if p.Bind != nil {
+		bind = *p.Bind
+	}
+	if bind && !peerBinding {
+		return nil, errorf(CodeInvalidParams, "params: field \"bind\": this system gives no peer credentials, so a token cannot be bound")
+	}
 	c.s.openMu.Lock()
 	defer c.s.openMu.Unlock()
 	opener := c.opener()
@@ -144,7 +157,12 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 		}
 		return nil, errorf(CodeInvalidParams, "runtime.open: %v", err)
 	}
-	b, old := c.s.tokens.bind(rt, opener)
+	var bound *boundPeer
+	if bind {
+		bound = c.s.newBound(rt.Generation())
+	}
+	c.s.peers.opened(rt.Path(), rt.Generation())
+	b, old := c.s.tokens.bind(rt, opener, bound)
 	c.s.events.opened(c.s.mgr, rt)
 	if old != nil {
 		c.s.closeOpenedBy(old)
@@ -188,7 +206,7 @@ func (c *conn) threadStatus(raw []byte) (any, *rpcError) {
 	if !ok {
 		return nil, errorf(CodeUnknownThread, "thread.status: thread %s was never opened", path)
 	}
-	return wireStatus(st), nil
+	return c.s.peers.status(wireStatus(st)), nil
 }
 
 func (c *conn) mailboxRead(raw []byte) (any, *rpcError) {

@@ -64,6 +64,10 @@ type Config struct {
 	// scheduler's slots); 0 means GOMAXPROCS.
 	Workers int
 
+	// BindPeer binds every child token to its process (docs/protocol.md,
+	// "Bound tokens") unless runtime.open says bind: false.
+	BindPeer bool
+
 	// Logger receives connection-level failures; nil discards them. Wrap
 	// its handler in NewLimitHandler when the output is a terminal.
 	Logger *slog.Logger
@@ -77,6 +81,9 @@ type Stats struct {
 	ConnLimited          uint64 // hellos refused with -32007
 	RevokedClosed        uint64 // connections closed by revocation
 	NotificationsDropped uint64 // ui.notify frames a host did not read in time
+	ForeignPeers         uint64 // socket peers of another user closed at accept
+	PeerRefused          uint64 // hellos with a bound token from another process
+	HostRefused          uint64 // hellos with the host token from a bound child's process
 }
 
 // Server answers JSON-RPC 2.0, one object per line, for hosts and children.
@@ -88,7 +95,8 @@ type Server struct {
 	tokens *tokenTable
 	log    *slog.Logger
 	sched  *scheduler
-	events *eventHub // events.subscribe, see events.go
+	events *eventHub  // events.subscribe, see events.go
+	peers  *peerTable // bound tokens' processes, see bind.go
 
 	// openMu makes runtime.open (Open, then bind its token) and
 	// runtime.close (revoke, then Close) atomic with respect to each other,
@@ -106,6 +114,7 @@ type Server struct {
 
 	stats struct {
 		pendingEvicted, helloTimeouts, slowPeers, connLimited, revokedClosed, notifyDropped atomic.Uint64
+		foreignPeers, peerRefused, hostRefused                                              atomic.Uint64
 	}
 }
 
@@ -145,6 +154,7 @@ func New(c Config) *Server {
 		idle:      make(chan struct{}),
 		closing:   make(chan struct{}),
 		events:    newEventHub(c.Now),
+		peers:     newPeerTable(),
 	}
 	s.mgr = relay.NewManager(relay.Config{
 		Mode:        c.Mode,
@@ -172,6 +182,9 @@ func (s *Server) Stats() Stats {
 		ConnLimited:          s.stats.connLimited.Load(),
 		RevokedClosed:        s.stats.revokedClosed.Load(),
 		NotificationsDropped: s.stats.notifyDropped.Load(),
+		ForeignPeers:         s.stats.foreignPeers.Load(),
+		PeerRefused:          s.stats.peerRefused.Load(),
+		HostRefused:          s.stats.hostRefused.Load(),
 	}
 }
 
@@ -227,7 +240,7 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		pause = 0
 		c := s.newConn(nc, nc, false)
-		if !s.addPending(c) {
+		if !s.acceptPeer(c) || !s.addPending(c) {
 			nc.Close()
 			continue
 		}
@@ -350,6 +363,7 @@ func (s *Server) end() {
 // its replies gets until ctx's deadline (or 5 s) before its writes fail.
 func (s *Server) Shutdown(ctx context.Context) error {
 	defer s.mgr.Close()
+	defer s.peers.closeAll()
 	grace := time.Now().Add(5 * time.Second)
 	if d, ok := ctx.Deadline(); ok {
 		grace = d

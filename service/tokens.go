@@ -35,6 +35,8 @@ type binding struct {
 	// as nested children (nested.go); guarded by tokenTable.mu.
 	opened   map[*binding]struct{}
 	openedBy *binding // the nested child's generation that opened this one; nil: the host
+	// bound, if not nil, is the process the token is bound to (bind.go).
+	bound *boundPeer
 }
 
 // Pacing of dropped reports, per child token: after a burst of
@@ -61,9 +63,10 @@ func newTokenTable() *tokenTable {
 }
 
 // bind records a new generation's token, opened by opener (nil: the
-// host), and revokes the path's previous one, which it returns (or nil).
-func (t *tokenTable) bind(rt *relay.Runtime, opener *binding) (b, old *binding) {
-	b = &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)}
+// host) and bound to a process if bound is not nil, and revokes the
+// path's previous one, which it returns (or nil).
+func (t *tokenTable) bind(rt *relay.Runtime, opener *binding, bound *boundPeer) (b, old *binding) {
+	b = &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst), bound: bound}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if old = t.byPath[rt.Path()]; old != nil {
@@ -130,12 +133,12 @@ func (t *tokenTable) revokePath(path string) *binding {
 	return b
 }
 
-// attach counts c as holding b, unless b already has max connections or
-// is revoked.
+// attach counts c as holding b, unless b already has max connections, is
+// revoked, or its bound process has exited.
 func (t *tokenTable) attach(b *binding, c *conn, max int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if b.revoked.Load() || len(b.conns) >= max {
+	if b.revoked.Load() || len(b.conns) >= max || b.exitedLocked() {
 		return false
 	}
 	if b.conns == nil {
@@ -145,11 +148,43 @@ func (t *tokenTable) attach(b *binding, c *conn, max int) bool {
 	return true
 }
 
-// detach forgets that c holds b.
-func (t *tokenTable) detach(b *binding, c *conn) {
+// detach forgets that c holds b, and reports whether that was the last
+// connection of a live token.
+func (t *tokenTable) detach(b *binding, c *conn) bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, held := b.conns[c]
 	delete(b.conns, c)
-	t.mu.Unlock()
+	return held && len(b.conns) == 0 && !b.revoked.Load()
+}
+
+// exitedLocked reports whether b's bound process has exited.
+func (b *binding) exitedLocked() bool {
+	if b.bound == nil {
+		return false
+	}
+	b.bound.mu.Lock()
+	defer b.bound.mu.Unlock()
+	return b.bound.exited
+}
+
+// markExited records that b's bound process exited and returns the
+// connections holding b, or nil when b was revoked or marked already.
+func (t *tokenTable) markExited(b *binding) []*conn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	bp := b.bound
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if b.revoked.Load() || bp.exited || bp.stopped {
+		return nil
+	}
+	bp.exited = true
+	conns := make([]*conn, 0, len(b.conns))
+	for c := range b.conns {
+		conns = append(conns, c)
+	}
+	return conns
 }
 
 // revokeLocked marks b revoked and ends every connection holding it after
@@ -158,6 +193,9 @@ func (t *tokenTable) detach(b *binding, c *conn) {
 // "unknown" at a cost of about 200 bytes per past generation.
 func (t *tokenTable) revokeLocked(b *binding) {
 	b.revoked.Store(true)
+	if b.bound != nil {
+		b.bound.stopLocked()
+	}
 	if b.openedBy != nil { // its opener no longer needs to close it
 		delete(b.openedBy.opened, b)
 		b.openedBy = nil

@@ -48,6 +48,7 @@ type openParams struct {
 	Path   string `json:"path"`
 	Parent string `json:"parent"`
 	Owner  string `json:"owner"`
+	Bind   *bool  `json:"bind"` // nil: the server's default (serve --bind-peer)
 }
 
 type pathParams struct {
@@ -103,6 +104,22 @@ type statusResult struct {
 	Generation  uint64             `json:"generation"`
 	Diagnostics []diagnosticResult `json:"diagnostics"`
 	Dropped     droppedResult      `json:"dropped"`
+	peerMembers
+}
+
+// peerMembers are a thread's bound process, in thread.status and
+// thread.list: Peer once it said hello, Exited once it exited (both of
+// the latest generation), and the hellos refused over all generations.
+type peerMembers struct {
+	Peer        *peerResult `json:"peer,omitempty"`
+	Exited      *time.Time  `json:"exited,omitempty"`
+	PeerRefused uint64      `json:"peer_refused"`
+}
+
+type peerResult struct {
+	PID int    `json:"pid"`
+	UID uint32 `json:"uid"`
+	Exe string `json:"exe"`
 }
 
 type diagnosticResult struct {
@@ -167,7 +184,7 @@ type event struct {
 	At         time.Time `json:"at"`
 	Parent     *string   `json:"parent,omitempty"`     // opened, reopened
 	Owner      *string   `json:"owner,omitempty"`      // opened, reopened
-	Generation uint64    `json:"generation,omitempty"` // opened, reopened, closed
+	Generation uint64    `json:"generation,omitempty"` // opened, reopened, closed, exited
 	Level      string    `json:"level,omitempty"`      // delivered
 	Source     *string   `json:"source,omitempty"`     // delivered ("" when absent)
 	Message    *string   `json:"message,omitempty"`    // delivered, notified, held
@@ -189,6 +206,7 @@ type threadInfo struct {
 	Generation  uint64        `json:"generation"`
 	Diagnostics int           `json:"diagnostics"`
 	Dropped     droppedResult `json:"dropped"`
+	peerMembers
 }
 
 // wireReason names a drop as a dropped event's reason, the names of
@@ -218,6 +236,17 @@ func wireThreads(ts []relay.ThreadSummary) threadsResult {
 			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: wireDropped(t.Dropped)}
 	}
 	return r
+}
+
+func wirePeer(info *peerInfo, exited time.Time, refused uint64) peerMembers {
+	m := peerMembers{PeerRefused: refused}
+	if info != nil {
+		m.Peer = &peerResult{PID: info.pid, UID: info.uid, Exe: info.exe}
+	}
+	if !exited.IsZero() {
+		m.Exited = &exited
+	}
+	return m
 }
 
 func wireStatus(s relay.Status) statusResult {

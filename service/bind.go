@@ -1,0 +1,311 @@
+package service
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/diagrelay/diagrelay/sanitize"
+)
+
+// This file binds a child token to its process (docs/protocol.md, "Bound
+// tokens"): the other-user check at accept, the first hello's claim, the
+// descendant check at each later hello, the exit, and the rule that keeps
+// a bound child's processes from becoming the host. peer.go says how a
+// process is known.
+
+// boundPeer is a bound token's process. It is guarded by its mu; exited
+// is set under tokenTable.mu as well, so that attach sees it.
+type boundPeer struct {
+	table *peerTable
+	gen   uint64
+
+	mu      sync.Mutex
+	owner   *procRef // nil until the first hello
+	info    peerInfo
+	exited  bool
+	stopped bool // revoked: the watch is over
+	byExit  bool // the pidfd tells the exit; else the last connection closing does
+}
+
+// peerInfo is what status and watch show of a bound process.
+type peerInfo struct {
+	pid int
+	uid uint32
+	exe string // sanitized as a source is
+}
+
+// threadPeer is what a thread's status shows of its latest generation's
+// bound process, and the hellos refused over all its generations.
+type threadPeer struct {
+	gen     uint64
+	info    *peerInfo
+	exited  time.Time
+	refused uint64
+}
+
+// peerTable is the bound processes, by thread for the status, and the
+// live ones for the host-token rule.
+type peerTable struct {
+	uid int // the service's own; peers of another uid but 0 are closed
+
+	mu      sync.Mutex
+	threads map[string]*threadPeer
+	owners  map[*boundPeer]*procRef // claimed, neither exited nor revoked
+	live    atomic.Int32            // len(owners), read without mu
+}
+
+func newPeerTable() *peerTable {
+	return &peerTable{uid: os.Getuid(), threads: make(map[string]*threadPeer), owners: make(map[*boundPeer]*procRef)}
+}
+
+// threadLocked returns path's entry, made on first use.
+func (p *peerTable) threadLocked(path string) *threadPeer {
+	tp := p.threads[path]
+	if tp == nil {
+		tp = &threadPeer{}
+		p.threads[path] = tp
+	}
+	return tp
+}
+
+// opened starts a new generation's entry: no peer, not exited.
+func (p *peerTable) opened(path string, gen uint64) {
+	p.mu.Lock()
+	tp := p.threadLocked(path)
+	tp.gen, tp.info, tp.exited = gen, nil, time.Time{}
+	p.mu.Unlock()
+}
+
+// view is the thread's peer, exit time and refused hellos.
+func (p *peerTable) view(path string) (info *peerInfo, exited time.Time, refused uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if tp := p.threads[path]; tp != nil {
+		return tp.info, tp.exited, tp.refused
+	}
+	return nil, time.Time{}, 0
+}
+
+// acceptPeer reads the credentials of a new socket peer and reports
+// whether it may stay: a peer whose uid is neither the service's nor 0 is
+// closed before anything is read from it (ssh-agent does the same).
+func (s *Server) acceptPeer(c *conn) bool {
+	c.cred = credOf(c.nc)
+	if c.cred.known && int(c.cred.uid) != s.peers.uid && c.cred.uid != 0 {
+		s.stats.foreignPeers.Add(1)
+		s.log.Warn("closed a connection from another user", "uid", c.cred.uid, "pid", c.cred.pid)
+		return false
+	}
+	return true
+}
+
+// newBound is the process half of a bound token, for generation gen of
+// path.
+func (s *Server) newBound(gen uint64) *boundPeer {
+	return &boundPeer{table: s.peers, gen: gen}
+}
+
+// admitPeer checks a hello with bound token b: the first one claims the
+// token for its process; later ones must come from that process or a
+// descendant of it while it lives. nil means admitted.
+func (c *conn) admitPeer(b *binding) *rpcError {
+	bp := b.bound
+	if bp == nil {
+		return nil
+	}
+	cred := c.cred
+	if !cred.known || cred.pid <= 0 {
+		return c.refusePeer(b, "the system did not say which process connected")
+	}
+	bp.mu.Lock()
+	if bp.exited {
+		bp.mu.Unlock()
+		return c.refusePeer(b, "the bound process has exited")
+	}
+	if owner := bp.owner; owner != nil {
+		bp.mu.Unlock()
+		self, err := peerProc(c.nc, cred)
+		if err != nil {
+			return c.refusePeer(b, "the connecting process has exited")
+		}
+		ok := descendsFrom(cred, self, owner)
+		self.close()
+		if !ok {
+			return c.refusePeer(b, "neither the bound process nor a descendant of it")
+		}
+		return nil
+	}
+	defer bp.mu.Unlock()
+	if bp.stopped {
+		return errorf(CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
+	}
+	ref, err := peerProc(c.nc, cred)
+	if err != nil {
+		return c.refusePeer(b, "the connecting process has exited")
+	}
+	bp.owner = ref
+	bp.info = peerInfo{pid: cred.pid, uid: cred.uid, exe: sanitize.Source(exePath(cred.pid))}
+	s := c.s
+	s.peers.mu.Lock()
+	if tp := s.peers.threadLocked(b.path); tp.gen == bp.gen {
+		info := bp.info
+		tp.info = &info
+	}
+	s.peers.owners[bp] = ref
+	s.peers.live.Store(int32(len(s.peers.owners)))
+	s.peers.mu.Unlock()
+	bp.byExit = ref.watchExit(func() { s.peerExited(b) })
+	return nil
+}
+
+// refusePeer counts and logs a hello refused by the binding.
+func (c *conn) refusePeer(b *binding, why string) *rpcError {
+	if b.revoked.Load() { // revoked meanwhile: that is the answer
+		return errorf(CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
+	}
+	s := c.s
+	s.stats.peerRefused.Add(1)
+	s.peers.mu.Lock()
+	s.peers.threadLocked(b.path).refused++
+	s.peers.mu.Unlock()
+	s.log.Warn("refused a hello with a bound token", "thread", b.path, "reason", why,
+		"pid", c.cred.pid, "uid", c.cred.uid, "exe", quoteName(sanitize.Source(exePath(c.cred.pid))))
+	return errorf(CodeUnauthenticated, "session.hello: this token is bound to another process")
+}
+
+// admitHost checks a hello with the host token: refused when the
+// connecting process is a live bound child's process or a descendant of
+// one, since host.token is readable by every process of the user.
+func (c *conn) admitHost() *rpcError {
+	s := c.s
+	if s.peers.live.Load() == 0 || !c.cred.known || c.cred.pid <= 0 {
+		return nil
+	}
+	self, err := peerProc(c.nc, c.cred)
+	if err != nil {
+		return c.refuseHost("the connecting process has exited")
+	}
+	defer self.close()
+	chain := ancestry(c.cred.pid)
+	s.peers.mu.Lock()
+	owners := make(map[int]*procRef, len(s.peers.owners))
+	for _, ref := range s.peers.owners {
+		owners[ref.pid] = ref
+	}
+	s.peers.mu.Unlock()
+	for _, p := range chain {
+		// An owner found in the chain counts only while it lives: a pid of
+		// an exited child may belong to anyone now.
+		if ref := owners[p]; ref != nil && ref.alive() {
+			return c.refuseHost("a bound child's process or a descendant of one")
+		}
+	}
+	if !self.alive() {
+		return c.refuseHost("the connecting process has exited")
+	}
+	return nil
+}
+
+func (c *conn) refuseHost(why string) *rpcError {
+	c.s.stats.hostRefused.Add(1)
+	c.s.log.Warn("refused a hello with the host token", "reason", why,
+		"pid", c.cred.pid, "uid", c.cred.uid, "exe", quoteName(sanitize.Source(exePath(c.cred.pid))))
+	return errorf(CodeUnauthenticated, "session.hello: a child's process cannot be the host")
+}
+
+// stopLocked ends the watch of a revoked token's process. Called with
+// tokenTable.mu held.
+func (bp *boundPeer) stopLocked() {
+	bp.mu.Lock()
+	bp.stopped = true
+	owner := bp.owner
+	bp.mu.Unlock()
+	bp.table.forget(bp)
+	owner.close()
+}
+
+func (p *peerTable) forget(bp *boundPeer) {
+	p.mu.Lock()
+	delete(p.owners, bp)
+	p.live.Store(int32(len(p.owners)))
+	p.mu.Unlock()
+}
+
+// peerExited is told that b's process has exited (its pidfd became
+// readable, or without one its token's last connection closed): the thread
+// shows the exit, subscribers get an exited event, and the token's
+// connections are closed; the token is refused from now on, and the
+// runtime stays open until the host closes it.
+func (s *Server) peerExited(b *binding) {
+	bp := b.bound
+	conns := s.tokens.markExited(b)
+	if conns == nil {
+		return // revoked, or told already
+	}
+	at := s.now()
+	s.peers.forget(bp)
+	s.peers.mu.Lock()
+	if tp := s.peers.threadLocked(b.path); tp.gen == bp.gen {
+		tp.exited = at
+	}
+	s.peers.mu.Unlock()
+	bp.mu.Lock()
+	owner, pid := bp.owner, bp.info.pid
+	bp.mu.Unlock()
+	owner.close()
+	for _, c := range conns {
+		c.revoke()
+	}
+	s.events.exited(b.path, bp.gen, at)
+	s.log.Info("a bound child's process exited", "thread", b.path, "pid", pid)
+}
+
+// lastConnGone is told that b has no connection left: without a pidfd,
+// that is its process's exit.
+func (s *Server) lastConnGone(b *binding) {
+	bp := b.bound
+	if bp == nil {
+		return
+	}
+	bp.mu.Lock()
+	gone := bp.owner != nil && !bp.byExit && !bp.exited
+	bp.mu.Unlock()
+	if gone {
+		s.peerExited(b)
+	}
+}
+
+// status adds the thread's peer members to its status.
+func (p *peerTable) status(r statusResult) statusResult {
+	r.peerMembers = wirePeer(p.view(r.Path))
+	return r
+}
+
+// list adds each thread's peer members to thread.list.
+func (p *peerTable) list(r threadsResult) threadsResult {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range r.Threads {
+		if tp := p.threads[r.Threads[i].Path]; tp != nil {
+			r.Threads[i].peerMembers = wirePeer(tp.info, tp.exited, tp.refused)
+		}
+	}
+	return r
+}
+
+// closeAll ends the watch of every bound process (Shutdown).
+func (p *peerTable) closeAll() {
+	p.mu.Lock()
+	refs := make([]*procRef, 0, len(p.owners))
+	for bp, ref := range p.owners {
+		refs = append(refs, ref)
+		delete(p.owners, bp)
+	}
+	p.live.Store(0)
+	p.mu.Unlock()
+	for _, ref := range refs {
+		ref.close()
+	}
+}

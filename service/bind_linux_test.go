@@ -1,0 +1,41 @@
+package service_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/service"
+)
+
+// On a kernel without SO_PEERPIDFD a process is its pid and start time,
+// and a bound process's exit is its token's last connection closing: a
+// descendant's connection keeps the token alive, and once the last one
+// closes the thread shows the exit and the token is refused.
+func TestBoundTokenWithoutPidfd(t *testing.T) {
+	defer service.NoPidfd()()
+	at := time.Date(2026, 12, 1, 20, 30, 0, 0, time.UTC)
+	e := startWith(t, relay.ModeRPC, newStore(t), func() time.Time { return at })
+	e.host.mustCall("events.subscribe", nil)
+	tok := openBound(t, e, "/root/o", &yes)
+	a := startHelper(t, e, "a", tok, helperOptions{spawn: true})
+	if h := a.expectHello("a"); h["error"] != nil {
+		t.Fatal(h)
+	}
+	if h := a.expectHello("a/child"); h["error"] != nil {
+		t.Fatalf("a descendant's hello: %v", h)
+	}
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), service.CodeUnauthenticated, "bound to another process")
+	a.kill() // its connection closes; its child's holds the token
+	time.Sleep(100 * time.Millisecond)
+	if st := statusPeer(t, e, "/root/o"); st.Exited != nil {
+		t.Fatalf("exited while a descendant holds the token: %+v", st)
+	}
+	// The owner is gone: no new hello passes, its descendant's included.
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), service.CodeUnauthenticated, "bound to another process")
+	a.stop() // the child ends: the token's last connection closes
+	waitEventsKind(t, e.host, "exited")
+	if st := statusPeer(t, e, "/root/o"); st.Exited == nil || !st.Exited.Equal(at) || !st.Open {
+		t.Fatalf("status after the last connection closed: %+v", st)
+	}
+}

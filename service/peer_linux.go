@@ -1,0 +1,225 @@
+//go:build linux
+
+package service
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Linux: SO_PEERCRED at accept; at a hello that needs it, SO_PEERPIDFD
+// (Linux 6.5+), whose pidfd becomes readable when the process exits; the
+// parent chain and start times from /proc/PID/stat.
+
+// peerBinding says that this system can bind a token to a process.
+const peerBinding = true
+
+func readCred(nc net.Conn) peerCred {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return peerCred{}
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return peerCred{}
+	}
+	var cred peerCred
+	rc.Control(func(fd uintptr) {
+		u, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err == nil {
+			cred = peerCred{known: true, pid: int(u.Pid), uid: u.Uid}
+		}
+	})
+	return cred
+}
+
+// errNoPidfd means the kernel has no SO_PEERPIDFD (before 6.5).
+var errNoPidfd = errors.New("no SO_PEERPIDFD")
+
+// peerProc returns the process at the other end of nc as the kernel
+// recorded it at connect: its pidfd where the kernel gives one, and its
+// start time. A peer that has already exited is an error.
+func peerProc(nc net.Conn, cred peerCred) (*procRef, error) {
+	ref := &procRef{pid: cred.pid}
+	st, err := readStat(cred.pid)
+	if err != nil {
+		return nil, err
+	}
+	ref.start = st.start
+	f, err := peerPidfd(nc)
+	switch {
+	case errors.Is(err, errNoPidfd):
+		// Identity by pid and start time (docs/protocol.md).
+	case err != nil:
+		return nil, err
+	default:
+		ref.pidfd = f
+	}
+	if !ref.alive() {
+		ref.close()
+		return nil, errors.New("the process has exited")
+	}
+	return ref, nil
+}
+
+// noPidfd makes peerPidfd answer as a kernel without SO_PEERPIDFD does;
+// set by the tests of that fallback only.
+var noPidfd atomic.Bool
+
+func peerPidfd(nc net.Conn) (*os.File, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok || noPidfd.Load() {
+		return nil, errNoPidfd
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	pidfd, oerr := -1, error(nil)
+	// Under ForkLock, so that no process started meanwhile inherits it.
+	syscall.ForkLock.RLock()
+	cerr := rc.Control(func(fd uintptr) {
+		pidfd, oerr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PEERPIDFD)
+		if oerr == nil {
+			unix.CloseOnExec(pidfd)
+		}
+	})
+	syscall.ForkLock.RUnlock()
+	switch {
+	case cerr != nil:
+		return nil, cerr
+	case errors.Is(oerr, unix.ENOPROTOOPT) || errors.Is(oerr, unix.EINVAL):
+		return nil, errNoPidfd
+	case oerr != nil:
+		return nil, oerr // ESRCH: the peer is gone
+	}
+	// Non-blocking, so that os.NewFile puts it in the runtime's poller:
+	// waiting for the exit then holds no thread.
+	if err := unix.SetNonblock(pidfd, true); err != nil {
+		unix.Close(pidfd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(pidfd), "pidfd"), nil
+}
+
+// alive reports whether the process has not exited: its pidfd is not
+// readable, or without one, /proc shows a live process of the same start
+// time under its pid.
+func (r *procRef) alive() bool {
+	if r.pidfd != nil {
+		rc, err := r.pidfd.SyscallConn()
+		if err != nil {
+			return false
+		}
+		exited := true
+		if rc.Control(func(fd uintptr) { exited = pidfdReadable(fd) }) != nil {
+			return false
+		}
+		return !exited
+	}
+	st, err := readStat(r.pid)
+	return err == nil && st.start == r.start && st.state != 'Z' && st.state != 'X'
+}
+
+// pidfdReadable reports whether the pidfd's process has exited (any event
+// other than none counts: POLLIN, or POLLHUP or POLLERR for a pidfd that
+// no longer works).
+func pidfdReadable(fd uintptr) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err != nil || (n > 0 && fds[0].Revents != 0)
+	}
+}
+
+// watchExit calls exited once when the process exits, from a goroutine
+// that waits in the runtime's poller (no thread held, no polling loop),
+// and reports true; without a pidfd it reports false and never calls it.
+// close ends the wait without calling exited.
+func (r *procRef) watchExit(exited func()) bool {
+	if r.pidfd == nil {
+		return false
+	}
+	rc, err := r.pidfd.SyscallConn()
+	if err != nil {
+		return false
+	}
+	go func() {
+		// Read calls the function again each time the poller says the
+		// pidfd is readable; true ends the wait.
+		if rc.Read(pidfdReadable) == nil {
+			exited()
+		}
+	}()
+	return true
+}
+
+func (r *procRef) close() {
+	if r != nil && r.pidfd != nil {
+		r.pidfd.Close()
+	}
+}
+
+func parentOf(pid int) (int, error) {
+	st, err := readStat(pid)
+	return st.ppid, err
+}
+
+// exePath is the process's executable, as /proc/PID/exe links to it (""
+// when the kernel does not let this process see it).
+func exePath(pid int) string {
+	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+type procStat struct {
+	state byte
+	ppid  int
+	start uint64 // field 22: clock ticks after boot
+}
+
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseStat(b)
+}
+
+// parseStat reads /proc/PID/stat. The command name, in parentheses, is
+// the process's own choice (prctl PR_SET_NAME) and may hold ") S 1": the
+// fields are read after the last ')'.
+func parseStat(b []byte) (procStat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, errors.New("proc stat: no command name")
+	}
+	f := bytes.Fields(b[i+1:])
+	// After the name: state(3) ppid(4) ... starttime(22).
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, fmt.Errorf("proc stat: %d fields after the name", len(f))
+	}
+	ppid, err := strconv.Atoi(string(f[1]))
+	if err != nil || ppid < 0 {
+		return procStat{}, errors.New("proc stat: bad ppid")
+	}
+	start, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return procStat{}, errors.New("proc stat: bad start time")
+	}
+	return procStat{state: f[0][0], ppid: ppid, start: start}, nil
+}

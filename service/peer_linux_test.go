@@ -1,0 +1,142 @@
+package service
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestParseStat(t *testing.T) {
+	// A process may name itself anything, ")" and fields included.
+	st, err := parseStat([]byte("4242 (evil) S 1 1 1) R 777 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0 18446744073709551615\n"))
+	if err != nil || st.ppid != 777 || st.state != 'R' || st.start != 123456 {
+		t.Fatalf("parseStat = %+v, %v; want ppid 777, state R, start 123456", st, err)
+	}
+	for _, bad := range []string{"", "1 (x", "1 (x) S", "1 (x) S -1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5", "1 (x) SS 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5", "1 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5"} {
+		if _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) took it", bad)
+		}
+	}
+	self, err := readStat(os.Getpid())
+	if err != nil || self.ppid != os.Getppid() {
+		t.Fatalf("readStat(self) = %+v, %v; want ppid %d", self, err, os.Getppid())
+	}
+}
+
+// FuzzProcStat: any bytes are taken without panicking; what is accepted
+// has a ppid of 0 or more, and nothing before the last ')' (the name a
+// process chose) changes what is read.
+func FuzzProcStat(f *testing.F) {
+	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0\n"))
+	f.Add([]byte("9 (a) S 1) Z 5 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0"))
+	f.Add([]byte("((()))"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := parseStat(b)
+		if err != nil {
+			return
+		}
+		if st.ppid < 0 {
+			t.Fatalf("negative ppid %d", st.ppid)
+		}
+		st2, err := parseStat(append([]byte("7 (x) Z 3 3 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99) "), b...))
+		if err != nil || st2 != st {
+			t.Fatalf("a name before the fields changed them: %+v, %v; want %+v", st2, err, st)
+		}
+	})
+}
+
+// pidfdRef holds on to a running process the way a bound token's owner is
+// held: a pidfd and its start time.
+func pidfdRef(t *testing.T, pid int) *procRef {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Skipf("pidfd_open: %v", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	st, err := readStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &procRef{pid: pid, start: st.start, pidfd: os.NewFile(uintptr(fd), "pidfd")}
+}
+
+// Pid reuse, made to happen: a process is held, exits and is reaped, and a
+// new process is given its pid (as root, through ns_last_pid). The pidfd
+// still says "exited", so neither the new process nor its descendants
+// pass for the old one; without a pidfd, the start time tells them apart
+// when they started at least a clock tick apart.
+func TestPidReuseCannotImpersonate(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to choose the next pid through ns_last_pid")
+	}
+	old := exec.Command("sleep", "60")
+	if err := old.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := old.Process.Pid
+	ref := pidfdRef(t, pid)
+	defer ref.close()
+	noFd := &procRef{pid: pid, start: ref.start}
+	if !ref.alive() || !noFd.alive() {
+		t.Fatal("a running process is not alive")
+	}
+	exited := make(chan struct{})
+	if !ref.watchExit(func() { close(exited) }) {
+		t.Fatal("watchExit refused a pidfd")
+	}
+	old.Process.Kill()
+	old.Wait()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the exit of a held process was not seen")
+	}
+	time.Sleep(30 * time.Millisecond) // a start time at least a clock tick later
+
+	var reused *exec.Cmd
+	for try := 0; try < 100 && reused == nil; try++ {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			t.Skipf("ns_last_pid: %v", err)
+		}
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if cmd.Process.Pid == pid {
+			reused = cmd
+			break
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	if reused == nil {
+		t.Skip("another process took the pid each time")
+	}
+	defer func() { reused.Process.Kill(); reused.Wait() }()
+	if st, err := readStat(pid); err != nil || st.state == 'Z' {
+		t.Fatalf("the new process under pid %d: %+v, %v", pid, st, err)
+	}
+	if ref.alive() {
+		t.Fatal("the pidfd of an exited process says alive after its pid was reused")
+	}
+	if noFd.alive() {
+		t.Fatal("start time did not tell the new process from the old one")
+	}
+	cred := peerCred{known: true, pid: pid}
+	if descendsFrom(cred, nil, ref) || descendsFrom(cred, nil, noFd) {
+		t.Fatal("the process given an exited owner's pid passed for it")
+	}
+	// The new process itself, held fresh, is alive and its own ancestor.
+	fresh := pidfdRef(t, pid)
+	defer fresh.close()
+	if !descendsFrom(cred, nil, fresh) {
+		t.Fatal("a live process is not its own")
+	}
+}
