@@ -15,6 +15,11 @@ import (
 // a bound child's processes from becoming the host. peer.go says how a
 // process is known.
 
+// CanBindPeers reports whether this system gives the peer credentials a
+// bound token needs (Linux and macOS); elsewhere runtime.open {bind: true}
+// is refused and Config.BindPeer has no token to bind.
+const CanBindPeers = peerBinding
+
 // boundPeer is a bound token's process. It is guarded by its mu; exited
 // is set under tokenTable.mu as well, so that attach sees it.
 type boundPeer struct {
@@ -171,7 +176,7 @@ func (c *conn) refusePeer(b *binding, why string) *rpcError {
 	s.peers.threadLocked(b.path).refused++
 	s.peers.mu.Unlock()
 	s.log.Warn("refused a hello with a bound token", "thread", b.path, "reason", why,
-		"pid", c.cred.pid, "uid", c.cred.uid, "exe", quoteName(sanitize.Source(exePath(c.cred.pid))))
+		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
 	return errorf(CodeUnauthenticated, "session.hello: this token is bound to another process")
 }
 
@@ -211,7 +216,7 @@ func (c *conn) admitHost() *rpcError {
 func (c *conn) refuseHost(why string) *rpcError {
 	c.s.stats.hostRefused.Add(1)
 	c.s.log.Warn("refused a hello with the host token", "reason", why,
-		"pid", c.cred.pid, "uid", c.cred.uid, "exe", quoteName(sanitize.Source(exePath(c.cred.pid))))
+		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
 	return errorf(CodeUnauthenticated, "session.hello: a child's process cannot be the host")
 }
 

@@ -13,13 +13,16 @@ import (
 )
 
 var serveHelp = help{
-	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [limit and log flags]",
+	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [--bind-peer] [--host-socket on|off] [limit and log flags]",
 	Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
 	Long: `
 Serves the host on stdin/stdout (--stdio) and children, and a host with the
 token in DIR/host.token, on a Unix socket (mode 0600). The socket is served
-unless --socket "" is given. SIGINT or SIGTERM stops accepting, finishes the
-requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
+unless --socket "" is given. --bind-peer binds every child token to the
+first process that says hello with it and its descendants; --host-socket
+off writes no host token, so the host is the stdio peer alone. SIGINT or
+SIGTERM stops accepting, finishes the requests in flight and closes the
+mailbox. The protocol: docs/protocol.md.`,
 	Env: []string{envRuntimeDir, envStateHome},
 	Exit: []string{
 		"0  stopped cleanly (a signal, or the stdio host closed stdin)",
@@ -37,6 +40,8 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	modeName := fs.String("mode", "rpc", "the parent session's mode: tui, rpc or print")
 	fs.IntVar(&o.MaxPending, "max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
 	fs.IntVar(&o.MaxConnsPerChild, "max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
+	fs.BoolVar(&o.BindPeer, "bind-peer", false, "bind every child token to its process and descendants (runtime.open {bind: false} opts out)")
+	hostSocket := fs.String("host-socket", "on", "on: a socket peer with DIR/host.token is a host; off: no host token is written, the host is on stdio only")
 	logFormat := fs.String("log-format", "text", "log to stderr as text or json (at most 10 lines/s)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -59,6 +64,15 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case o.MaxConnsPerChild < 1:
 		fmt.Fprintln(stderr, "diagrelay serve: --max-conns-per-child must be at least 1")
 		return 2
+	case *hostSocket != "on" && *hostSocket != "off":
+		fmt.Fprintf(stderr, "diagrelay serve: --host-socket %q is not on or off\n", *hostSocket)
+		return 2
+	case *hostSocket == "off" && !o.Stdio:
+		fmt.Fprintln(stderr, "diagrelay serve: --host-socket off without --stdio serves no host: give --stdio")
+		return 2
+	case o.BindPeer && !service.CanBindPeers:
+		fmt.Fprintln(stderr, "diagrelay serve: --bind-peer: this system gives no peer credentials, so tokens cannot be bound")
+		return 2
 	case *logFormat != "text" && *logFormat != "json":
 		fmt.Fprintf(stderr, "diagrelay serve: --log-format %q is not text or json\n", *logFormat)
 		return 2
@@ -67,6 +81,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	o.NoHostToken = *hostSocket == "off"
 	o.Logger = serve.NewLogger(stderr, *logFormat, time.Now)
 	if err := serve.Run(o, stdin, stdout); err != nil {
 		o.Logger.Error(err.Error())

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 
 	"github.com/charmbracelet/x/term"
@@ -50,6 +51,10 @@ func runWatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		*socket = datadir.Socket(*data)
 	}
 	token, err := datadir.ReadHostToken(*data)
+	if errors.Is(err, iofs.ErrNotExist) {
+		fmt.Fprintf(stderr, "diagrelay watch: no host token in %s: serve is not running with --data %s, or runs with --host-socket off, which serves the host on its stdio only; restart it without --host-socket off to watch over the socket\n", *data, *data)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "diagrelay watch: reading the host token: %v\n", err)
 		return 1

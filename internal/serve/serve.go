@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -24,8 +26,12 @@ type Options struct {
 	Stdio        bool   // serve the host on stdin/stdout
 	Socket, Data string // the socket ("": none) and the data directory
 	Mode         relay.Mode
-	// MaxPending and MaxConnsPerChild are service.Config's.
+	// MaxPending, MaxConnsPerChild and BindPeer are service.Config's.
 	MaxPending, MaxConnsPerChild int
+	BindPeer                     bool
+	// NoHostToken (--host-socket=off) writes no host token and removes a
+	// stale one: the stdio peer is the only host.
+	NoHostToken bool
 	Logger                       *slog.Logger
 }
 
@@ -43,13 +49,18 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	hostToken, err := datadir.WriteHostToken(o.Data)
-	if err != nil {
+	hostToken := ""
+	if o.NoHostToken {
+		// A token left by an earlier serve must not pass for this one's.
+		if err := os.Remove(filepath.Join(o.Data, datadir.HostTokenFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	} else if hostToken, err = datadir.WriteHostToken(o.Data); err != nil {
 		return err
 	}
 
 	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
-		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild})
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, BindPeer: o.BindPeer})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -62,7 +73,8 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 		// Closing the listener (Shutdown does) removes the socket file;
 		// removing it by name later could delete a newer server's.
 		go func() { done <- srv.Serve(l) }()
-		logger.Info("serving children", "socket", o.Socket, "mode", string(o.Mode), "data", o.Data)
+		logger.Info("serving children", "socket", o.Socket, "mode", string(o.Mode), "data", o.Data,
+			"bind_peer", o.BindPeer, "host_socket", !o.NoHostToken)
 	}
 	if o.Stdio {
 		// A host that closes its end of stdout would otherwise kill the
