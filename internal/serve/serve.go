@@ -32,7 +32,7 @@ type Options struct {
 	// NoHostToken (--host-socket=off) writes no host token and removes a
 	// stale one: the stdio peer is the only host.
 	NoHostToken bool
-	Logger                       *slog.Logger
+	Logger      *slog.Logger
 }
 
 // shutdownTimeout bounds how long the requests in flight may take to
