@@ -11,6 +11,8 @@ import (
 
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // lastProbe follows every fuzzed stream: its reply proves the connection
@@ -68,10 +70,7 @@ func FuzzHostStream(f *testing.F) {
 			case len(id) > service.MaxIDBytes*6+2:
 				t.Fatalf("reply id of %d bytes", len(id))
 			case hasError:
-				var e struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				}
+				var e wire.Error
 				if json.Unmarshal(errObj, &e) != nil || e.Code == 0 || e.Message == "" {
 					t.Fatalf("bad error object: %s", line)
 				}

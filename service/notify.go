@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/diagrelay/diagrelay/relay"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // hostNotifier sends relay notifications to every host connection as
@@ -24,7 +26,7 @@ func (h hostNotifier) Notify(n relay.Notification) error {
 	h.s.mu.Unlock()
 	var errs []error
 	for _, c := range hosts {
-		errs = append(errs, c.notify("ui.notify", wireNotify(n)))
+		errs = append(errs, c.notify(wire.NotifyUI, wireNotify(n)))
 	}
 	return errors.Join(errs...)
 }
