@@ -6,9 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/diagrelay/diagrelay/relay"
-
 	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
 )
 
 // This file serves the host-only methods that let a person watch the

@@ -9,10 +9,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
-
-	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // lastProbe follows every fuzzed stream: its reply proves the connection

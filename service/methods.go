@@ -6,10 +6,9 @@ import (
 
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
-
-	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // method is one JSON-RPC method; role says who may call it.

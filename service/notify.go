@@ -3,9 +3,8 @@ package service
 import (
 	"errors"
 
-	"github.com/diagrelay/diagrelay/relay"
-
 	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
 )
 
 // hostNotifier sends relay notifications to every host connection as

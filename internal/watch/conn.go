@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/rpc"
-
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 

@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
 )
 
 // Caller is what the Model needs of a connection: requests with replies.
@@ -171,7 +172,7 @@ func (m *Model) key(k string) tea.Cmd {
 }
 
 func (m *Model) fetchStatus(path string) tea.Cmd {
-	if m.c == nil || path == "" || path == RootPath {
+	if m.c == nil || path == "" || path == relay.RootPath {
 		return nil
 	}
 	c := m.c

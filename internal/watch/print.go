@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diagrelay/diagrelay/sanitize"
-
 	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/sanitize"
 )
 
 // Printer writes the session as lines, for a pipe or a log: first one line

@@ -5,16 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/diagrelay/diagrelay/sanitize"
-
 	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/sanitize"
 )
-
-// RootPath is the parent session, the tree's first row.
-const RootPath = "/root"
-
-// maxDiags is how many diagnostics a thread's status holds.
-const maxDiags = 20
 
 // FeedSize is how many notifications the feed keeps.
 const FeedSize = 200
@@ -26,13 +20,8 @@ type Thread struct {
 	Loaded bool              // Diags came from thread.status and events since
 }
 
-// Recipient is where the thread's parent messages go: parent ?? owner.
-func (t *Thread) Recipient() string {
-	if t.Parent != "" {
-		return t.Parent
-	}
-	return t.Owner
-}
+// Recipient is where the thread's parent messages go (relay.Recipient).
+func (t *Thread) Recipient() string { return relay.Recipient(t.Parent, t.Owner) }
 
 // Note is one line of the notification feed.
 type Note struct {
@@ -97,7 +86,7 @@ func (s *State) upsert(ti wire.ThreadInfo) *Thread {
 func (s *State) SetStatus(st wire.Status) {
 	t := s.upsert(cleanInfo(wire.ThreadInfo{Path: st.Path, Parent: st.Parent, Owner: st.Owner,
 		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped}))
-	n := min(len(st.Diagnostics), maxDiags)
+	n := min(len(st.Diagnostics), relay.MaxStatusDiagnostics)
 	t.Diags = make([]wire.Diagnostic, 0, n)
 	for i := len(st.Diagnostics) - 1; i >= 0 && len(t.Diags) < n; i-- {
 		t.Diags = append(t.Diags, cleanDiag(st.Diagnostics[i]))
@@ -122,12 +111,12 @@ func (s *State) Apply(ev wire.Event) {
 		}
 	case wire.EventDelivered:
 		if t == nil {
-			t = s.upsert(wire.ThreadInfo{Path: path, Parent: lexicalParent(path)})
+			t = s.upsert(wire.ThreadInfo{Path: path, Parent: relay.LexicalParent(path)})
 		}
-		t.Diagnostics = min(t.Diagnostics+1, maxDiags)
+		t.Diagnostics = min(t.Diagnostics+1, relay.MaxStatusDiagnostics)
 		if t.Loaded {
 			d := cleanDiag(wire.Diagnostic{Level: ev.Level, Source: wire.Str(ev.Source), Message: wire.Str(ev.Message), At: ev.At})
-			t.Diags = append([]wire.Diagnostic{d}, t.Diags[:min(len(t.Diags), maxDiags-1)]...)
+			t.Diags = append([]wire.Diagnostic{d}, t.Diags[:min(len(t.Diags), relay.MaxStatusDiagnostics-1)]...)
 		}
 		if r := t.Recipient(); r != "" {
 			s.Unread[r]++ // the relay posts every delivered report; a refresh corrects acks
@@ -196,7 +185,7 @@ func (s *State) Recipients() []string {
 
 // Row is one line of the session tree.
 type Row struct {
-	Path  string // "" never; RootPath for the parent session
+	Path  string // "" never; relay.RootPath for the parent session
 	Label string // the path relative to the row it hangs under
 	Depth int
 }
@@ -234,9 +223,9 @@ func (s *State) Rows() []Row {
 			walk(k, depth+1, p)
 		}
 	}
-	walk(RootPath, 0, "")
+	walk(relay.RootPath, 0, "")
 	for _, p := range tops {
-		if p != RootPath {
+		if p != relay.RootPath {
 			walk(p, 0, "")
 		}
 	}
@@ -247,23 +236,15 @@ func (s *State) Rows() []Row {
 // anchor is the row a path hangs under: its nearest opened ancestor, the
 // parent session for paths under it, or "" for a top-level row.
 func (s *State) anchor(p string) string {
-	if p == RootPath {
+	if p == relay.RootPath {
 		return ""
 	}
-	for up := lexicalParent(p); up != ""; up = lexicalParent(up) {
-		if _, ok := s.Threads[up]; ok || up == RootPath {
+	for up := relay.LexicalParent(p); up != ""; up = relay.LexicalParent(up) {
+		if _, ok := s.Threads[up]; ok || up == relay.RootPath {
 			return up
 		}
 	}
 	return ""
-}
-
-func lexicalParent(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return ""
-	}
-	return p[:i]
 }
 
 func itoa(n uint64) string {
