@@ -11,27 +11,29 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// method is one JSON-RPC method; role says who may call it.
+// method is one JSON-RPC method; role says who may call it, and nested
+// which threads a child may name in a host method (nil: none; nested.go).
 type method struct {
-	role int32 // roleHost, roleChild, or roleNone for anyone
-	call func(c *conn, params []byte) (any, *wire.Error)
+	role   int32 // roleHost, roleChild, or roleNone for anyone
+	nested *nestedScope
+	call   func(c *conn, params []byte) (any, *wire.Error)
 }
 
 var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		wire.MethodHello:             {roleNone, (*conn).hello},
-		wire.MethodRuntimeOpen:       {roleHost, (*conn).runtimeOpen},
-		wire.MethodRuntimeClose:      {roleHost, (*conn).runtimeClose},
-		wire.MethodThreadStatus:      {roleHost, (*conn).threadStatus},
-		wire.MethodMailboxRead:       {roleHost, (*conn).mailboxRead},
-		wire.MethodMailboxAck:        {roleHost, (*conn).mailboxAck},
-		wire.MethodCapabilitiesProbe: {roleHost, (*conn).probe},
-		wire.MethodThreadList:        {roleHost, (*conn).threadList},
-		wire.MethodEventsSubscribe:   {roleHost, (*conn).eventsSubscribe},
-		wire.MethodDiagnosticProbe:   {roleChild, (*conn).probe},
-		wire.MethodDiagnosticReport:  {roleChild, (*conn).report},
+		wire.MethodHello:             {roleNone, nil, (*conn).hello},
+		wire.MethodRuntimeOpen:       {roleHost, belowOwnThread, (*conn).runtimeOpen},
+		wire.MethodRuntimeClose:      {roleHost, belowOwnThread, (*conn).runtimeClose},
+		wire.MethodThreadStatus:      {roleHost, belowOwnThread, (*conn).threadStatus},
+		wire.MethodMailboxRead:       {roleHost, ownMailbox, (*conn).mailboxRead},
+		wire.MethodMailboxAck:        {roleHost, ownMailbox, (*conn).mailboxAck},
+		wire.MethodCapabilitiesProbe: {roleHost, nil, (*conn).probe},
+		wire.MethodThreadList:        {roleHost, nil, (*conn).threadList},
+		wire.MethodEventsSubscribe:   {roleHost, nil, (*conn).eventsSubscribe},
+		wire.MethodDiagnosticProbe:   {roleChild, nil, (*conn).probe},
+		wire.MethodDiagnosticReport:  {roleChild, nil, (*conn).report},
 	}
 }
 
@@ -41,16 +43,22 @@ func (c *conn) dispatch(req *request) (any, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %s not found", clipName(req.Method))
 	}
 	if m.role != roleNone {
-		switch role := c.role.Load(); {
+		role := c.role.Load()
+		switch {
 		case role == roleNone:
 			return nil, wire.Errorf(wire.CodeUnauthenticated, "%s: send session.hello with a token first", req.Method)
-		case role != m.role && m.role == roleHost:
+		case role == roleChild && m.role == roleHost && m.nested == nil:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a host method; this connection is a child's", req.Method)
-		case role != m.role:
+		case role == roleHost && m.role == roleChild:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a child method; this connection is the host's", req.Method)
 		}
-		if m.role == roleChild && c.child.revoked.Load() {
+		if role == roleChild && c.child.revoked.Load() {
 			return nil, wire.Errorf(wire.CodeRevoked, "%s: token revoked: runtime %s was reopened or closed", req.Method, c.child.path)
+		}
+		if role == roleChild && m.role == roleHost {
+			if e := c.nestedAllowed(req.Method, m.nested, req.Params); e != nil {
+				return nil, e
+			}
 		}
 	}
 	return m.call(c, req.Params)
@@ -125,6 +133,11 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	}
 	c.s.openMu.Lock()
 	defer c.s.openMu.Unlock()
+	opener := c.opener()
+	if opener != nil && opener.revoked.Load() {
+		// Checked under openMu: a generation that has ended opens nothing.
+		return nil, wire.Errorf(wire.CodeRevoked, "runtime.open: token revoked: runtime %s was reopened or closed", opener.path)
+	}
 	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {
@@ -132,8 +145,11 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 		}
 		return nil, wire.Errorf(wire.CodeInvalidParams, "runtime.open: %v", err)
 	}
-	b := c.s.tokens.bind(rt)
+	b, old := c.s.tokens.bind(rt, opener)
 	c.s.events.opened(c.s.mgr, rt)
+	if old != nil {
+		c.s.closeOpenedBy(old)
+	}
 	return wire.OpenResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
 }
 
@@ -159,6 +175,7 @@ func (c *conn) runtimeClose(raw []byte) (any, *wire.Error) {
 	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
 		c.s.events.closed(b.rt)
+		c.s.closeOpenedBy(b)
 	}
 	return wire.Empty{}, nil
 }
