@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -115,7 +116,7 @@ func (s *Server) newBound(gen uint64) *boundPeer {
 // admitPeer checks a hello with bound token b: the first one claims the
 // token for its process; later ones must come from that process or a
 // descendant of it while it lives. nil means admitted.
-func (c *conn) admitPeer(b *binding) *rpcError {
+func (c *conn) admitPeer(b *binding) *wire.Error {
 	bp := b.bound
 	if bp == nil {
 		return nil
@@ -144,7 +145,7 @@ func (c *conn) admitPeer(b *binding) *rpcError {
 	}
 	defer bp.mu.Unlock()
 	if bp.stopped {
-		return errorf(CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
+		return wire.Errorf(wire.CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
 	ref, err := peerProc(c.nc, cred)
 	if err != nil {
@@ -166,9 +167,9 @@ func (c *conn) admitPeer(b *binding) *rpcError {
 }
 
 // refusePeer counts and logs a hello refused by the binding.
-func (c *conn) refusePeer(b *binding, why string) *rpcError {
+func (c *conn) refusePeer(b *binding, why string) *wire.Error {
 	if b.revoked.Load() { // revoked meanwhile: that is the answer
-		return errorf(CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
+		return wire.Errorf(wire.CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
 	s := c.s
 	s.stats.peerRefused.Add(1)
@@ -177,13 +178,13 @@ func (c *conn) refusePeer(b *binding, why string) *rpcError {
 	s.peers.mu.Unlock()
 	s.log.Warn("refused a hello with a bound token", "thread", b.path, "reason", why,
 		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
-	return errorf(CodeUnauthenticated, "session.hello: this token is bound to another process")
+	return wire.Errorf(wire.CodeUnauthenticated, "session.hello: this token is bound to another process")
 }
 
 // admitHost checks a hello with the host token: refused when the
 // connecting process is a live bound child's process or a descendant of
 // one, since host.token is readable by every process of the user.
-func (c *conn) admitHost() *rpcError {
+func (c *conn) admitHost() *wire.Error {
 	s := c.s
 	if s.peers.live.Load() == 0 || !c.cred.known || c.cred.pid <= 0 {
 		return nil
@@ -213,11 +214,11 @@ func (c *conn) admitHost() *rpcError {
 	return nil
 }
 
-func (c *conn) refuseHost(why string) *rpcError {
+func (c *conn) refuseHost(why string) *wire.Error {
 	c.s.stats.hostRefused.Add(1)
 	c.s.log.Warn("refused a hello with the host token", "reason", why,
 		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
-	return errorf(CodeUnauthenticated, "session.hello: a child's process cannot be the host")
+	return wire.Errorf(wire.CodeUnauthenticated, "session.hello: a child's process cannot be the host")
 }
 
 // stopLocked ends the watch of a revoked token's process. Called with
@@ -283,18 +284,20 @@ func (s *Server) lastConnGone(b *binding) {
 }
 
 // status adds the thread's peer members to its status.
-func (p *peerTable) status(r statusResult) statusResult {
-	r.peerMembers = wirePeer(p.view(r.Path))
+func (p *peerTable) status(r wire.Status) wire.Status {
+	info, at, n := p.view(r.Path)
+	wirePeer(&r.Peer, &r.Exited, &r.PeerRefused, info, at, n)
 	return r
 }
 
 // list adds each thread's peer members to thread.list.
-func (p *peerTable) list(r threadsResult) threadsResult {
+func (p *peerTable) list(r wire.Threads) wire.Threads {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range r.Threads {
 		if tp := p.threads[r.Threads[i].Path]; tp != nil {
-			r.Threads[i].peerMembers = wirePeer(tp.info, tp.exited, tp.refused)
+			t := &r.Threads[i]
+			wirePeer(&t.Peer, &t.Exited, &t.PeerRefused, tp.info, tp.exited, tp.refused)
 		}
 	}
 	return r

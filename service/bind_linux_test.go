@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -25,14 +26,14 @@ func TestBoundTokenWithoutPidfd(t *testing.T) {
 	if h := a.expectHello("a/child"); h["error"] != nil {
 		t.Fatalf("a descendant's hello: %v", h)
 	}
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), service.CodeUnauthenticated, "bound to another process")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), wire.CodeUnauthenticated, "bound to another process")
 	a.kill() // its connection closes; its child's holds the token
 	time.Sleep(100 * time.Millisecond)
 	if st := statusPeer(t, e, "/root/o"); st.Exited != nil {
 		t.Fatalf("exited while a descendant holds the token: %+v", st)
 	}
 	// The owner is gone: no new hello passes, its descendant's included.
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), service.CodeUnauthenticated, "bound to another process")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), wire.CodeUnauthenticated, "bound to another process")
 	a.stop() // the child ends: the token's last connection closes
 	waitEventsKind(t, e.host, "exited")
 	if st := statusPeer(t, e, "/root/o"); st.Exited == nil || !st.Exited.Equal(at) || !st.Open {

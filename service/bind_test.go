@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 	"github.com/diagrelay/diagrelay/service"
@@ -91,11 +92,11 @@ func TestBoundTokenBelongsToItsProcess(t *testing.T) {
 		t.Fatalf("a descendant's hello: %v", h)
 	}
 	c := startHelper(t, e, "c", tok, helperOptions{})
-	if h := c.expectHello("c"); !isError(h, service.CodeUnauthenticated, "bound to another process") {
+	if h := c.expectHello("c"); !isError(h, wire.CodeUnauthenticated, "bound to another process") {
 		t.Fatalf("an unrelated process's hello: %v", h)
 	}
 	// The test process is the owner's parent: not a descendant.
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), service.CodeUnauthenticated, "bound to another process")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), wire.CodeUnauthenticated, "bound to another process")
 
 	exe, _ := os.Executable()
 	for _, st := range []threadPeer{statusPeer(t, e, "/root/b"), listPeer(t, e, "/root/b")} {
@@ -124,7 +125,7 @@ func TestBoundTokenBelongsToItsProcess(t *testing.T) {
 	}
 	// Refused to every process now, descendants included.
 	d := startHelper(t, e, "d", tok, helperOptions{})
-	if h := d.expectHello("d"); !isError(h, service.CodeUnauthenticated, "bound to another process") {
+	if h := d.expectHello("d"); !isError(h, wire.CodeUnauthenticated, "bound to another process") {
 		t.Fatalf("a hello after the exit: %v", h)
 	}
 	e.host.mustCall("mailbox.read", map[string]any{"recipient": "/root/b"})
@@ -174,7 +175,7 @@ func TestBindPeerDefaultAndOptOut(t *testing.T) {
 	if h := a.expectHello("a"); h["error"] != nil {
 		t.Fatal(h)
 	}
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": bound}), service.CodeUnauthenticated, "bound to another process")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": bound}), wire.CodeUnauthenticated, "bound to another process")
 	f := startHelper(t, e, "f", free, helperOptions{})
 	if h := f.expectHello("f"); h["error"] != nil {
 		t.Fatal(h)
@@ -191,7 +192,7 @@ func TestBindPeerDefaultAndOptOut(t *testing.T) {
 	if h := g.expectHello("g"); h["error"] != nil {
 		t.Fatal(h)
 	}
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": res.Token}), service.CodeUnauthenticated, "bound to another process")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": res.Token}), wire.CodeUnauthenticated, "bound to another process")
 }
 
 // A bound child's process, and its descendants, cannot say hello as the
@@ -203,10 +204,10 @@ func TestBoundChildCannotBecomeTheHost(t *testing.T) {
 	if h := a.expectHello("a"); h["error"] != nil {
 		t.Fatal(h)
 	}
-	if h := a.expect("a second"); !isError(decode(t, h), service.CodeUnauthenticated, "cannot be the host") {
+	if h := a.expect("a second"); !isError(decode(t, h), wire.CodeUnauthenticated, "cannot be the host") {
 		t.Fatalf("the bound process as host: %s", h)
 	}
-	if h := a.expectHello("a/child"); !isError(h, service.CodeUnauthenticated, "cannot be the host") {
+	if h := a.expectHello("a/child"); !isError(h, wire.CodeUnauthenticated, "cannot be the host") {
 		t.Fatalf("its descendant as host: %v", h)
 	}
 	if n := e.srv.Stats().HostRefused; n != 2 {

@@ -2,7 +2,8 @@
 // language drive a relay.Manager through it, and child processes report to
 // it. The wire contract (methods, params, results, notifications, errors,
 // limits) is docs/protocol.md in the repository; the types behind it are
-// in wire.go, and this package alone decides what goes on the wire.
+// package internal/wire's, shared with the module's clients, and wire.go
+// maps the library's types onto them.
 //
 // # Frames
 //

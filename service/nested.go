@@ -1,6 +1,10 @@
 package service
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
+)
 
 // This file is the rule of nested children (docs/protocol.md, "Nested
 // children"): which host methods a child connection may call, for which
@@ -25,8 +29,8 @@ var (
 // method decodes it (frames are strict: one member of that name, matched
 // exactly), so the check and the call can never see different paths. A
 // bad or missing field gets the method's own -32602.
-func (c *conn) nestedAllowed(method string, sc *nestedScope, raw []byte) *rpcError {
-	var e *rpcError
+func (c *conn) nestedAllowed(method string, sc *nestedScope, raw []byte) *wire.Error {
+	var e *wire.Error
 	var target string
 	if sc.field == "path" {
 		var p struct {
@@ -48,9 +52,9 @@ func (c *conn) nestedAllowed(method string, sc *nestedScope, raw []byte) *rpcErr
 	own := c.child.path
 	switch {
 	case sc.below && !strings.HasPrefix(target, own+"/"):
-		return errorf(CodeForbidden, "%s is a host method; a child may call it only for threads below its own thread %s", method, own)
+		return wire.Errorf(wire.CodeForbidden, "%s is a host method; a child may call it only for threads below its own thread %s", method, own)
 	case !sc.below && target != own:
-		return errorf(CodeForbidden, "%s is a host method; a child may call it only for its own thread %s", method, own)
+		return wire.Errorf(wire.CodeForbidden, "%s is a host method; a child may call it only for its own thread %s", method, own)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -90,27 +91,27 @@ func TestNestedChildScope(t *testing.T) {
 		code   int
 		want   string
 	}{
-		{"runtime.open", map[string]any{"path": "/root/x"}, service.CodeForbidden, below},
-		{"runtime.open", map[string]any{"path": "/root/z/a"}, service.CodeForbidden, below},
-		{"runtime.open", map[string]any{"path": "/root/xy"}, service.CodeForbidden, below}, // a prefix, not a parent
-		{"runtime.open", map[string]any{"path": "/k", "owner": "/root/x"}, service.CodeForbidden, below},
-		{"runtime.open", map[string]any{"path": "/root/x/bad path"}, service.CodeInvalidParams, `"path"`},
-		{"runtime.open", map[string]any{}, service.CodeInvalidParams, `"path" is required`},
-		{"runtime.open", map[string]any{"path": "/root/x/y", "parent": "/root"}, service.CodeInvalidParams, "lexical parent"},
-		{"runtime.close", map[string]any{"path": "/root/x"}, service.CodeForbidden, below},
-		{"runtime.close", map[string]any{"path": "/root/z"}, service.CodeForbidden, below},
-		{"runtime.close", map[string]any{"path": "/root/x/never"}, service.CodeUnknownThread, "never opened"},
-		{"thread.status", map[string]any{"path": "/root/x"}, service.CodeForbidden, below},
-		{"thread.status", map[string]any{"path": "/root/z"}, service.CodeForbidden, below},
-		{"thread.status", map[string]any{"path": 7}, service.CodeInvalidParams, `"path"`},
-		{"mailbox.read", map[string]any{"recipient": "/root"}, service.CodeForbidden, own},
-		{"mailbox.read", map[string]any{"recipient": "/root/x/y"}, service.CodeForbidden, own},
-		{"mailbox.read", map[string]any{"recipient": "/root/x", "limit": 0}, service.CodeInvalidParams, `"limit"`},
-		{"mailbox.ack", map[string]any{"recipient": "/root/z", "ids": []int{1}}, service.CodeForbidden, own},
-		{"mailbox.ack", map[string]any{"recipient": "/root/x"}, service.CodeInvalidParams, `"ids"`},
-		{"thread.list", nil, service.CodeForbidden, "host method"},
-		{"events.subscribe", nil, service.CodeForbidden, "host method"},
-		{"capabilities.probe", nil, service.CodeForbidden, "host method"},
+		{"runtime.open", map[string]any{"path": "/root/x"}, wire.CodeForbidden, below},
+		{"runtime.open", map[string]any{"path": "/root/z/a"}, wire.CodeForbidden, below},
+		{"runtime.open", map[string]any{"path": "/root/xy"}, wire.CodeForbidden, below}, // a prefix, not a parent
+		{"runtime.open", map[string]any{"path": "/k", "owner": "/root/x"}, wire.CodeForbidden, below},
+		{"runtime.open", map[string]any{"path": "/root/x/bad path"}, wire.CodeInvalidParams, `"path"`},
+		{"runtime.open", map[string]any{}, wire.CodeInvalidParams, `"path" is required`},
+		{"runtime.open", map[string]any{"path": "/root/x/y", "parent": "/root"}, wire.CodeInvalidParams, "lexical parent"},
+		{"runtime.close", map[string]any{"path": "/root/x"}, wire.CodeForbidden, below},
+		{"runtime.close", map[string]any{"path": "/root/z"}, wire.CodeForbidden, below},
+		{"runtime.close", map[string]any{"path": "/root/x/never"}, wire.CodeUnknownThread, "never opened"},
+		{"thread.status", map[string]any{"path": "/root/x"}, wire.CodeForbidden, below},
+		{"thread.status", map[string]any{"path": "/root/z"}, wire.CodeForbidden, below},
+		{"thread.status", map[string]any{"path": 7}, wire.CodeInvalidParams, `"path"`},
+		{"mailbox.read", map[string]any{"recipient": "/root"}, wire.CodeForbidden, own},
+		{"mailbox.read", map[string]any{"recipient": "/root/x/y"}, wire.CodeForbidden, own},
+		{"mailbox.read", map[string]any{"recipient": "/root/x", "limit": 0}, wire.CodeInvalidParams, `"limit"`},
+		{"mailbox.ack", map[string]any{"recipient": "/root/z", "ids": []int{1}}, wire.CodeForbidden, own},
+		{"mailbox.ack", map[string]any{"recipient": "/root/x"}, wire.CodeInvalidParams, `"ids"`},
+		{"thread.list", nil, wire.CodeForbidden, "host method"},
+		{"events.subscribe", nil, wire.CodeForbidden, "host method"},
+		{"capabilities.probe", nil, wire.CodeForbidden, "host method"},
 	}
 	for _, c := range cases {
 		wantError(t, child.call(c.method, c.params), c.code, c.want)
@@ -129,7 +130,7 @@ func TestNestedChildScope(t *testing.T) {
 	// A child of an independent root has the same scope.
 	k := e.dial(openAs(t, e.host, "/k"))
 	openAs(t, k, "/k/l")
-	wantError(t, k.call("runtime.open", map[string]any{"path": "/root/k"}), service.CodeForbidden, "below its own thread /k")
+	wantError(t, k.call("runtime.open", map[string]any{"path": "/root/k"}), wire.CodeForbidden, "below its own thread /k")
 }
 
 // What a child opened ends with the child's generation: closing or
@@ -157,7 +158,7 @@ func TestNestedChildrenEndWithTheirOpener(t *testing.T) {
 			waitClosed(t, child)
 			waitClosed(t, grand)
 			waitClosed(t, great)
-			wantError(t, e.dial("").call("session.hello", map[string]any{"token": yTok}), service.CodeRevoked, "revoked")
+			wantError(t, e.dial("").call("session.hello", map[string]any{"token": yTok}), wire.CodeRevoked, "revoked")
 			hostOwn.mustCall("diagnostic.probe", nil) // the host's own child lives on
 
 			closed := map[string]bool{}
@@ -203,7 +204,7 @@ func TestOpenRacingItsOpenersEnd(t *testing.T) {
 		select {
 		case m, ok := <-child.replies:
 			if ok && m["error"] != nil {
-				wantError(t, m, service.CodeRevoked, "revoked")
+				wantError(t, m, wire.CodeRevoked, "revoked")
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("no reply and no close")
