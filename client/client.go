@@ -59,7 +59,7 @@ const (
 	CodeStorage         = wire.CodeStorage         // the mailbox could not store the report
 	CodeShuttingDown    = wire.CodeShuttingDown    // serve is stopping
 	CodeTooManyConns    = wire.CodeTooManyConns    // the token already holds its connections
-	CodeForbidden       = wire.CodeForbidden       // a host method called with a child token
+	CodeForbidden       = wire.CodeForbidden       // a host method called with a child token, beyond its nested children
 )
 
 // ErrNotHosted is returned by Dial when the environment names no host.

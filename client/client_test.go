@@ -185,3 +185,36 @@ func TestConcurrentReports(t *testing.T) {
 		t.Errorf("%d messages, want 5", len(msgs))
 	}
 }
+
+// A Go child hosts its own child: Open below its thread, bound to the
+// first process that says hello with the token; Status shows the bound
+// peer (this test process) and CloseRuntime closes it. Outside its scope
+// Open is forbidden.
+func TestNestedChild(t *testing.T) {
+	srv, c, _ := startChild(t, "/root/go")
+	bind := true
+	rt, err := c.Open("/root/go/sub", client.OpenOptions{Bind: &bind})
+	if err != nil || rt.Path != "/root/go/sub" || len(rt.Token) != 64 || rt.Generation != 1 {
+		t.Fatalf("Open = %+v, %v", rt, err)
+	}
+	sub, err := client.Dial(srv.Socket, rt.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.Report(diag.Info, "from below", ""); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Status("/root/go/sub")
+	if err != nil || !st.Open || len(st.Diagnostics) != 1 || st.Peer == nil || st.Peer.PID != os.Getpid() || st.Exited != nil {
+		t.Fatalf("Status = %+v (peer %+v), %v", st, st.Peer, err)
+	}
+	if err := c.CloseRuntime("/root/go/sub"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Status("/root/go/sub"); err != nil || st.Open {
+		t.Fatalf("Status after CloseRuntime = %+v, %v", st, err)
+	}
+	_, err = c.Open("/root/other", client.OpenOptions{})
+	wantCode(t, "Open outside the child's thread", err, client.CodeForbidden)
+}
