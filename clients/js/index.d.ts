@@ -133,11 +133,25 @@ export interface HostOptions {
   timeout?: number;
   /** "pipe" (default) keeps the service's log for error messages; "inherit" shows it. */
   stderr?: "pipe" | "inherit";
+  /** Bind every child token to its process and descendants (`serve --bind-peer`); `open(…, {bind: false})` opts out. */
+  bindPeer?: boolean;
+  /** "off": no host token is written, the host is this stdio peer alone (`serve --host-socket off`). Default "on". */
+  hostSocket?: "on" | "off";
 }
 
 export interface OpenOptions {
   parent?: string;
   owner?: string;
+  /** Bind the token to the first process that says hello with it and its descendants; default the service's (`bindPeer`). */
+  bind?: boolean;
+}
+
+/** A bound token's process (docs/protocol.md, "Bound tokens"). */
+export interface Peer {
+  pid: number;
+  uid: number;
+  /** The executable's real path, sanitized as a source is; "" when the system does not say. */
+  exe: string;
 }
 
 export interface Runtime {
@@ -169,6 +183,12 @@ export interface ThreadStatus {
   generation?: number;
   diagnostics: Diagnostic[];
   dropped: Dropped;
+  /** The bound process of the latest generation, once it said hello. */
+  peer?: Peer;
+  /** RFC 3339 time the bound process exited; absent while it lives. */
+  exited?: string;
+  /** Hellos the token's binding refused, over all generations. */
+  peer_refused?: number;
   [extra: string]: unknown;
 }
 
@@ -181,6 +201,9 @@ export interface ThreadSummary {
   /** How many diagnostics the thread holds (at most 20). */
   diagnostics: number;
   dropped: Dropped;
+  peer?: Peer;
+  exited?: string;
+  peer_refused?: number;
 }
 
 export interface MailboxMessage {
@@ -203,14 +226,14 @@ export interface Notification {
 
 /** An `event` notification after subscribe(). */
 export interface ServiceEvent {
-  kind: "opened" | "reopened" | "closed" | "delivered" | "dropped" | "notified" | "held" | "lost";
+  kind: "opened" | "reopened" | "closed" | "delivered" | "dropped" | "notified" | "held" | "lost" | "exited";
   /** "" for the summary of held-back notifications. */
   thread: string;
   at: string;
   /** opened, reopened */
   parent?: string;
   owner?: string;
-  /** opened, reopened, closed */
+  /** opened, reopened, closed, exited */
   generation?: number;
   /** delivered */
   level?: Level;

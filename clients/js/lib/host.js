@@ -98,6 +98,8 @@ export class Host {
     const args = ["serve", "--stdio", "--socket", socket];
     if (data !== undefined) args.push("--data", data);
     if (options.mode !== undefined) args.push("--mode", options.mode);
+    if (options.bindPeer) args.push("--bind-peer");
+    if (options.hostSocket !== undefined) args.push("--host-socket", options.hostSocket);
     const proc = spawn(bin, args, { stdio: ["pipe", "pipe", options.stderr === "inherit" ? "inherit" : "pipe"] });
     const spawned = await new Promise((resolve) => {
       proc.once("spawn", () => resolve(null));
@@ -144,10 +146,11 @@ export class Host {
   }
 
   /** open opens (or reopens) a runtime: {path, token, generation}. */
-  open(threadPath, { parent, owner } = {}) {
+  open(threadPath, { parent, owner, bind } = {}) {
     const params = { path: threadPath };
     if (parent !== undefined) params.parent = parent;
     if (owner !== undefined) params.owner = owner;
+    if (bind !== undefined) params.bind = bind;
     return this.call("runtime.open", params);
   }
 

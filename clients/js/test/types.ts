@@ -65,3 +65,13 @@ export async function usage(events: EventBus): Promise<void> {
     }
   }
 }
+
+export async function boundPeerTypes(host: Host): Promise<void> {
+  const rt: Runtime = await host.open("/root/b", { bind: true });
+  const st: ThreadStatus = await host.status(rt.path);
+  const pid: number | undefined = st.peer?.pid;
+  const exited: string | undefined = st.exited;
+  const list: ThreadSummary[] = await host.threads();
+  const refused: number | undefined = list[0]?.peer_refused;
+  void [pid, exited, refused];
+}
