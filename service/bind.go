@@ -258,14 +258,14 @@ func (s *Server) peerExited(b *binding) {
 	}
 	s.peers.mu.Unlock()
 	bp.mu.Lock()
-	owner, pid := bp.owner, bp.info.pid
+	owner, info := bp.owner, bp.info
 	bp.mu.Unlock()
 	owner.close()
 	for _, c := range conns {
 		c.revoke()
 	}
-	s.events.exited(b.path, bp.gen, at)
-	s.log.Info("a bound child's process exited", "thread", b.path, "pid", pid)
+	s.events.exited(b.path, bp.gen, at, &wire.Peer{PID: info.pid, UID: info.uid, Exe: info.exe})
+	s.log.Info("a bound child's process exited", "thread", b.path, "pid", info.pid)
 }
 
 // lastConnGone is told that b has no connection left: without a pidfd,

@@ -139,8 +139,8 @@ func (h *eventHub) closed(rt *relay.Runtime) {
 }
 
 // exited publishes the exit of a bound token's process.
-func (h *eventHub) exited(path string, gen uint64, at time.Time) {
-	h.publish(wire.Event{Kind: wire.EventExited, Thread: path, At: at, Generation: gen})
+func (h *eventHub) exited(path string, gen uint64, at time.Time, peer *wire.Peer) {
+	h.publish(wire.Event{Kind: wire.EventExited, Thread: path, At: at, Generation: gen, Peer: peer})
 }
 
 // subscriber is one host connection's event queue: a ring of at most

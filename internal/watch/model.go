@@ -137,7 +137,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case unreadMsg:
 		m.St.Unread, m.St.AtLeast = msg.counts, msg.atLeast
 	case tickMsg:
-		return m, tea.Batch(m.refreshUnread(), tick())
+		// The selected thread's status too: a bound peer's hello has no
+		// event of its own.
+		return m, tea.Batch(m.refreshUnread(), m.fetchStatus(m.sel), tick())
 	}
 	return m, nil
 }

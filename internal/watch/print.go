@@ -44,6 +44,13 @@ func (p *Printer) Threads(ts []wire.ThreadInfo) error {
 		if t.Owner != "" {
 			line += " owner " + t.Owner
 		}
+		line += peerText(t.Peer)
+		if t.Exited != nil {
+			line += " exited " + p.clock(*t.Exited)
+		}
+		if t.PeerRefused > 0 {
+			line += fmt.Sprintf(" peer_refused %d", t.PeerRefused)
+		}
 		if _, err := fmt.Fprintln(p.W, line); err != nil {
 			return err
 		}
@@ -57,12 +64,8 @@ func (p *Printer) Event(ev wire.Event) error {
 	if p.JSON {
 		return p.json(ev)
 	}
-	loc := p.Loc
-	if loc == nil {
-		loc = time.Local
-	}
 	var b strings.Builder
-	b.WriteString(ev.At.In(loc).Format("15:04:05.000"))
+	b.WriteString(p.clock(ev.At))
 	b.WriteString(" " + ev.Kind)
 	if ev.Thread != "" {
 		b.WriteString(" " + ev.Thread)
@@ -75,6 +78,8 @@ func (p *Printer) Event(ev wire.Event) error {
 		}
 	case wire.EventClosed:
 		fmt.Fprintf(&b, " gen %d", ev.Generation)
+	case wire.EventExited:
+		fmt.Fprintf(&b, " gen %d%s", ev.Generation, peerText(ev.Peer))
 	case wire.EventDelivered:
 		b.WriteString(" " + ev.Level)
 		if s := wire.Str(ev.Source); s != "" {
@@ -96,6 +101,27 @@ func (p *Printer) Event(ev wire.Event) error {
 	return err
 }
 
+// clock is a plain line's time of day, in Loc.
+func (p *Printer) clock(t time.Time) string {
+	loc := p.Loc
+	if loc == nil {
+		loc = time.Local
+	}
+	return t.In(loc).Format("15:04:05.000")
+}
+
+// peerText is " peer pid P uid U exe E" for a bound peer, else "".
+func peerText(peer *wire.Peer) string {
+	if peer == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" peer pid %d uid %d", peer.PID, peer.UID)
+	if peer.Exe != "" {
+		s += " exe " + peer.Exe
+	}
+	return s
+}
+
 func (p *Printer) json(v any) error {
 	enc := json.NewEncoder(p.W)
 	enc.SetEscapeHTML(false)
@@ -108,6 +134,7 @@ func cleanEvent(ev wire.Event) wire.Event {
 	for _, s := range []*string{&ev.Kind, &ev.Thread, &ev.Level, &ev.NotifyType, &ev.Reason} {
 		*s = clean(*s)
 	}
+	ev.Peer = cleanPeer(ev.Peer)
 	for _, m := range []struct {
 		p     **string
 		clean func(string) string

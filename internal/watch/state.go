@@ -56,7 +56,18 @@ func clean(s string) string { return sanitize.Clean(s, 0) }
 
 func cleanInfo(t wire.ThreadInfo) wire.ThreadInfo {
 	t.Path, t.Parent, t.Owner = clean(t.Path), clean(t.Parent), clean(t.Owner)
+	t.Peer = cleanPeer(t.Peer)
 	return t
+}
+
+// cleanPeer is a sanitized copy of a bound peer (nil stays nil).
+func cleanPeer(p *wire.Peer) *wire.Peer {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Exe = sanitize.Source(c.Exe)
+	return &c
 }
 
 func cleanDiag(d wire.Diagnostic) wire.Diagnostic {
@@ -85,7 +96,8 @@ func (s *State) upsert(ti wire.ThreadInfo) *Thread {
 // SetStatus loads a thread's diagnostics from thread.status.
 func (s *State) SetStatus(st wire.Status) {
 	t := s.upsert(cleanInfo(wire.ThreadInfo{Path: st.Path, Parent: st.Parent, Owner: st.Owner,
-		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped}))
+		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped,
+		Peer: st.Peer, Exited: st.Exited, PeerRefused: st.PeerRefused}))
 	n := min(len(st.Diagnostics), relay.MaxStatusDiagnostics)
 	t.Diags = make([]wire.Diagnostic, 0, n)
 	for i := len(st.Diagnostics) - 1; i >= 0 && len(t.Diags) < n; i-- {
@@ -105,6 +117,15 @@ func (s *State) Apply(ev wire.Event) {
 			t = s.upsert(cleanInfo(wire.ThreadInfo{Path: path, Parent: wire.Str(ev.Parent), Owner: wire.Str(ev.Owner)}))
 		}
 		t.Open, t.Generation = true, ev.Generation
+		t.Peer, t.Exited = nil, nil // a new generation's process says hello anew
+	case wire.EventExited:
+		if t != nil {
+			at := ev.At
+			t.Exited = &at
+			if ev.Peer != nil {
+				t.Peer = cleanPeer(ev.Peer)
+			}
+		}
 	case wire.EventClosed:
 		if t != nil {
 			t.Open = false

@@ -95,6 +95,9 @@ func (m *Model) treeRow(r Row, under bool) []span {
 			glyph, gs = "● ", openSt
 		}
 		ss = []span{{mark + indent, plain}, {glyph, gs}, {r.Label, plain}, {fmt.Sprintf(" g%d", t.Generation), faint}}
+		if t.Exited != nil {
+			ss = append(ss, span{" exited", levelStyle("warning")})
+		}
 		if t.Diagnostics > 0 {
 			ss = append(ss, span{fmt.Sprintf(" ·%d", t.Diagnostics), faint})
 		}
@@ -125,11 +128,29 @@ func (m *Model) detail(w, h int) []string {
 		state = "open"
 	}
 	title := []span{{t.Path, bold}, {fmt.Sprintf(" · gen %d · %s", t.Generation, state), faint}}
+	if t.Exited != nil {
+		title = append(title, span{" · exited " + t.Exited.In(m.loc).Format("15:04:05"), levelStyle("warning")})
+	}
 	d := t.Dropped
 	body := [][]span{
 		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, relay.MaxStatusDiagnostics), faint}},
 		{{"dropped: ", faint}, {fmt.Sprintf("duplicate %d · rate %d · cap %d · invalid %d", d.Duplicate, d.Rate, d.Cap, d.Invalid), plain}},
 		{{"levels: ", faint}, {filters[m.filter].name, bold}, {" (l to change) · newest first", faint}},
+	}
+	if p := t.Peer; p != nil || t.Exited != nil || t.PeerRefused > 0 {
+		line := []span{{"process: ", faint}}
+		if p != nil {
+			line = append(line, span{fmt.Sprintf("pid %d · uid %d", p.PID, p.UID), plain})
+			if p.Exe != "" {
+				line = append(line, span{" · " + p.Exe, plain})
+			}
+		} else {
+			line = append(line, span{"bound, no hello yet", faint})
+		}
+		if t.PeerRefused > 0 {
+			line = append(line, span{fmt.Sprintf(" · %d hellos refused", t.PeerRefused), faint})
+		}
+		body = append(body[:2], append([][]span{line}, body[2:]...)...)
 	}
 	switch {
 	case !t.Loaded:

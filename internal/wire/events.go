@@ -40,6 +40,7 @@ type Event struct {
 	NotifyType string    `json:"notifyType,omitempty"` // notified, held
 	Reason     string    `json:"reason,omitempty"`     // dropped: a Reason* value
 	Count      uint64    `json:"count,omitempty"`      // lost
+	Peer       *Peer     `json:"peer,omitempty"`       // exited: the process that exited
 }
 
 // Str is *p, or "" for a member that is absent.
