@@ -54,7 +54,7 @@ type Error = wire.Error
 // The error codes a child can be answered with (docs/protocol.md).
 const (
 	CodeInvalidParams   = wire.CodeInvalidParams   // a bad report: the message names the field or rule
-	CodeUnauthenticated = wire.CodeUnauthenticated // an unknown token
+	CodeUnauthenticated = wire.CodeUnauthenticated // an unknown token, or one bound to another process
 	CodeRevoked         = wire.CodeRevoked         // the token's runtime was reopened or closed
 	CodeStorage         = wire.CodeStorage         // the mailbox could not store the report
 	CodeShuttingDown    = wire.CodeShuttingDown    // serve is stopping

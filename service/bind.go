@@ -132,7 +132,7 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 	}
 	if owner := bp.owner; owner != nil {
 		bp.mu.Unlock()
-		self, err := peerProc(c.nc, cred)
+		self, err := peerProc(c.nc, cred, false)
 		if err != nil {
 			return c.refusePeer(b, "the connecting process has exited")
 		}
@@ -147,7 +147,7 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 	if bp.stopped {
 		return wire.Errorf(wire.CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
-	ref, err := peerProc(c.nc, cred)
+	ref, err := peerProc(c.nc, cred, true)
 	if err != nil {
 		return c.refusePeer(b, "the connecting process has exited")
 	}
@@ -189,7 +189,7 @@ func (c *conn) admitHost() *wire.Error {
 	if s.peers.live.Load() == 0 || !c.cred.known || c.cred.pid <= 0 {
 		return nil
 	}
-	self, err := peerProc(c.nc, c.cred)
+	self, err := peerProc(c.nc, c.cred, false)
 	if err != nil {
 		return c.refuseHost("the connecting process has exited")
 	}

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package service_test
 
 import (
@@ -17,7 +19,7 @@ import (
 
 // openBound opens path through the host with the given bind member (nil:
 // none) and returns the token.
-func openBound(t *testing.T, e *env, path string, bind *bool) string {
+func openBound(t testing.TB, e *env, path string, bind *bool) string {
 	t.Helper()
 	params := map[string]any{"path": path}
 	if bind != nil {
@@ -115,7 +117,9 @@ func TestBoundTokenBelongsToItsProcess(t *testing.T) {
 	for _, ev := range waitEventsKind(t, e.host, "exited") {
 		exited = ev
 	}
-	if exited["thread"] != "/root/b" || exited["at"] != at.Format(time.RFC3339Nano) || exited["generation"] != float64(1) {
+	peerOf, _ := exited["peer"].(map[string]any)
+	if exited["thread"] != "/root/b" || exited["at"] != at.Format(time.RFC3339Nano) || exited["generation"] != float64(1) ||
+		peerOf["pid"] != float64(a.cmd.Process.Pid) || peerOf["exe"] != sanitize.Source(exe) {
 		t.Fatalf("exited event: %v", exited)
 	}
 	for _, st := range []threadPeer{statusPeer(t, e, "/root/b"), listPeer(t, e, "/root/b")} {

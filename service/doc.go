@@ -37,6 +37,46 @@
 // that generation alone and a process tree ends the same way; what the
 // host opened below a child is left alone.
 //
+// # Bound tokens
+//
+// At accept the server reads the peer's credentials from the kernel
+// (SO_PEERCRED on Linux, LOCAL_PEERCRED and LOCAL_PEERPID on macOS;
+// peer_linux.go, peer_darwin.go) and closes a peer whose uid is neither
+// its own nor 0 before reading from it. Root is let in because it can
+// read any process's memory anyway; its hellos are checked like anyone's.
+// A token opened with bind (or under Config.BindPeer) belongs to the
+// first process that says hello with it and that process's descendants,
+// found by walking the parent chain at each hello (bind.go). Decisions:
+//
+//   - Linux 6.5+: the owner is held by a pidfd (SO_PEERPIDFD), waited on
+//     in the runtime's poller, so its exit is seen at once without a
+//     thread or a polling loop. The pidfd also makes pid reuse harmless:
+//     it names the process, not the number, and the owner's and the
+//     connecting process's pidfds are checked alive after the walk, so a
+//     match means both lived throughout it and neither pid was reused.
+//     The pidfd is asked for at the hello that needs it, not at accept:
+//     the kernel's answer is the same (the peer as of its connect), and a
+//     pending or unbound peer then costs no file descriptor.
+//   - Kernels before 6.5 and macOS have no pidfd: a process is its pid and
+//     start time (clock ticks on Linux, microseconds on macOS), and the
+//     owner's exit is its token's last connection closing. A pid reused
+//     within one tick of the owner's start passes for it; that takes the
+//     kernel going through every pid in that tick.
+//   - Other systems give no credentials: peers are let in as before,
+//     runtime.open with bind is refused (CanBindPeers is false) and serve
+//     --bind-peer does not start.
+//   - After the exit the thread shows exited (Config.Now's time, so tests
+//     control it), an exited event goes out, the token's connections are
+//     closed and the token is refused to every process; the runtime stays
+//     open until the host closes it, so its status and mailbox stay
+//     readable. Exit does not cascade to nested children: they are
+//     processes of their own, bound or not.
+//   - A hello with the host token from a live owner or a descendant is
+//     refused: host.token is readable by all the user's processes. A
+//     descendant that outlives its owner is re-parented and no longer
+//     found; serve --host-socket=off (no host token at all) is the answer
+//     where no child may ever reach the host.
+//
 // # No child can silence another
 //
 //   - A pending peer lives at most Config.HelloTimeout from accept,

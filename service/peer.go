@@ -61,11 +61,16 @@ func descendsFrom(cred peerCred, self *procRef, owner *procRef) bool {
 		return false
 	}
 	found := false
-	for _, p := range ancestry(cred.pid) {
+	for p, n := cred.pid, 0; p > 0 && n < maxAncestry; n++ {
 		if p == owner.pid {
 			found = true
 			break
 		}
+		pp, err := parentOf(p)
+		if err != nil || pp == p {
+			break
+		}
+		p = pp
 	}
 	return found && owner.alive() && (self == nil || self.alive())
 }

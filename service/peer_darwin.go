@@ -43,7 +43,7 @@ func readCred(nc net.Conn) peerCred {
 	return cred
 }
 
-func peerProc(nc net.Conn, cred peerCred) (*procRef, error) {
+func peerProc(nc net.Conn, cred peerCred, watch bool) (*procRef, error) {
 	if cred.pid <= 0 {
 		return nil, errors.New("no peer pid")
 	}

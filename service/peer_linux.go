@@ -46,22 +46,24 @@ var errNoPidfd = errors.New("no SO_PEERPIDFD")
 
 // peerProc returns the process at the other end of nc as the kernel
 // recorded it at connect: its pidfd where the kernel gives one, and its
-// start time. A peer that has already exited is an error.
-func peerProc(nc net.Conn, cred peerCred) (*procRef, error) {
+// start time. A peer that has already exited is an error. watch makes
+// the pidfd ready for watchExit (in the runtime's poller); a procRef only
+// asked whether it is alive needs none of that.
+func peerProc(nc net.Conn, cred peerCred, watch bool) (*procRef, error) {
 	ref := &procRef{pid: cred.pid}
-	st, err := readStat(cred.pid)
-	if err != nil {
-		return nil, err
-	}
-	ref.start = st.start
-	f, err := peerPidfd(nc)
+	f, err := peerPidfd(nc, watch)
 	switch {
 	case errors.Is(err, errNoPidfd):
 		// Identity by pid and start time (docs/protocol.md).
+		st, err := readStat(cred.pid)
+		if err != nil {
+			return nil, err
+		}
+		ref.start = st.start
 	case err != nil:
 		return nil, err
 	default:
-		ref.pidfd = f
+		ref.pidfd = f // the process itself: no start time needed
 	}
 	if !ref.alive() {
 		ref.close()
@@ -74,7 +76,7 @@ func peerProc(nc net.Conn, cred peerCred) (*procRef, error) {
 // set by the tests of that fallback only.
 var noPidfd atomic.Bool
 
-func peerPidfd(nc net.Conn) (*os.File, error) {
+func peerPidfd(nc net.Conn, pollable bool) (*os.File, error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok || noPidfd.Load() {
 		return nil, errNoPidfd
@@ -103,9 +105,11 @@ func peerPidfd(nc net.Conn) (*os.File, error) {
 	}
 	// Non-blocking, so that os.NewFile puts it in the runtime's poller:
 	// waiting for the exit then holds no thread.
-	if err := unix.SetNonblock(pidfd, true); err != nil {
-		unix.Close(pidfd)
-		return nil, err
+	if pollable {
+		if err := unix.SetNonblock(pidfd, true); err != nil {
+			unix.Close(pidfd)
+			return nil, err
+		}
 	}
 	return os.NewFile(uintptr(pidfd), "pidfd"), nil
 }

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -51,7 +53,7 @@ func FuzzProcStat(f *testing.F) {
 
 // pidfdRef holds on to a running process the way a bound token's owner is
 // held: a pidfd and its start time.
-func pidfdRef(t *testing.T, pid int) *procRef {
+func pidfdRef(t testing.TB, pid int) *procRef {
 	t.Helper()
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -138,5 +140,101 @@ func TestPidReuseCannotImpersonate(t *testing.T) {
 	defer fresh.close()
 	if !descendsFrom(cred, nil, fresh) {
 		t.Fatal("a live process is not its own")
+	}
+}
+
+// BenchmarkPeerCalls is what binding adds to a connection, call by call,
+// on one accepted Unix connection of this process: SO_PEERCRED (every
+// accept), the hello peer's process (SO_PEERPIDFD, /proc/PID/stat, a
+// poll, the close), the owner's (the same, made pollable and watched),
+// and the descendant check from this process to itself and to its parent
+// (one /proc read more), each with its CPU time per op. Run: go test ./service -run '^$' -bench PeerCalls.
+func BenchmarkPeerCalls(b *testing.B) {
+	dir := b.TempDir()
+	l, err := net.Listen("unix", dir+"/s")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := net.Dial("unix", dir+"/s")
+		if err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	nc, err := l.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	cred := credOf(nc)
+	if !cred.known || cred.pid != os.Getpid() {
+		b.Fatalf("credOf = %+v", cred)
+	}
+	b.Run("SO_PEERCRED", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			credOf(nc)
+		}
+	})
+	b.Run("peer-process", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			r, err := peerProc(nc, cred, false)
+			if err != nil || !r.alive() {
+				b.Fatal(err)
+			}
+			r.close()
+		}
+	})
+	b.Run("owner-watched", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			r, err := peerProc(nc, cred, true)
+			if err != nil || !r.watchExit(func() {}) {
+				b.Fatal(err)
+			}
+			r.close()
+		}
+	})
+	owner, err := peerProc(nc, cred, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer owner.close()
+	b.Run("descends-self", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			if !descendsFrom(cred, owner, owner) {
+				b.Fatal("not itself")
+			}
+		}
+	})
+	parent := pidfdRef(b, os.Getppid())
+	defer parent.close()
+	b.Run("descends-parent", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			if !descendsFrom(cred, owner, parent) {
+				b.Fatal("not its parent's")
+			}
+		}
+	})
+}
+
+// cpuPerOp reports this process's CPU time (user and system) per op:
+// wall time on a loaded machine counts the waits for a CPU too.
+func cpuPerOp(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru unix.Rusage
+		unix.Getrusage(unix.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op")
+		}
 	}
 }

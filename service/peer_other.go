@@ -16,7 +16,7 @@ const peerBinding = false
 
 func readCred(net.Conn) peerCred { return peerCred{} }
 
-func peerProc(net.Conn, peerCred) (*procRef, error) {
+func peerProc(net.Conn, peerCred, bool) (*procRef, error) {
 	return nil, errors.New("no peer credentials on this system")
 }
 

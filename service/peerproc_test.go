@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package service_test
 
 import (
@@ -117,7 +119,7 @@ type helperOptions struct {
 // helper is one running helper process (and its child, if it spawned
 // one), with its output lines.
 type helper struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan string
@@ -125,7 +127,7 @@ type helper struct {
 
 // startHelper runs a helper peer: it says hello with token on e's socket,
 // then does what o says.
-func startHelper(t *testing.T, e *env, label, token string, o helperOptions) *helper {
+func startHelper(t testing.TB, e *env, label, token string, o helperOptions) *helper {
 	t.Helper()
 	exe := o.exe
 	if exe == "" {
