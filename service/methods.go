@@ -11,9 +11,9 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// method is one JSON-RPC method; role says who may call it.
+// method is one JSON-RPC method; who says who may call it.
 type method struct {
-	role int32 // roleHost, roleChild, or roleNone for anyone
+	who  connState // stateHost, stateChild, or statePending for anyone
 	call func(c *conn, params []byte) (any, *wire.Error)
 }
 
@@ -21,17 +21,17 @@ var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		wire.MethodHello:             {roleNone, (*conn).hello},
-		wire.MethodRuntimeOpen:       {roleHost, (*conn).runtimeOpen},
-		wire.MethodRuntimeClose:      {roleHost, (*conn).runtimeClose},
-		wire.MethodThreadStatus:      {roleHost, (*conn).threadStatus},
-		wire.MethodMailboxRead:       {roleHost, (*conn).mailboxRead},
-		wire.MethodMailboxAck:        {roleHost, (*conn).mailboxAck},
-		wire.MethodCapabilitiesProbe: {roleHost, (*conn).probe},
-		wire.MethodThreadList:        {roleHost, (*conn).threadList},
-		wire.MethodEventsSubscribe:   {roleHost, (*conn).eventsSubscribe},
-		wire.MethodDiagnosticProbe:   {roleChild, (*conn).probe},
-		wire.MethodDiagnosticReport:  {roleChild, (*conn).report},
+		wire.MethodHello:             {statePending, (*conn).hello},
+		wire.MethodRuntimeOpen:       {stateHost, (*conn).runtimeOpen},
+		wire.MethodRuntimeClose:      {stateHost, (*conn).runtimeClose},
+		wire.MethodThreadStatus:      {stateHost, (*conn).threadStatus},
+		wire.MethodMailboxRead:       {stateHost, (*conn).mailboxRead},
+		wire.MethodMailboxAck:        {stateHost, (*conn).mailboxAck},
+		wire.MethodCapabilitiesProbe: {stateHost, (*conn).probe},
+		wire.MethodThreadList:        {stateHost, (*conn).threadList},
+		wire.MethodEventsSubscribe:   {stateHost, (*conn).eventsSubscribe},
+		wire.MethodDiagnosticProbe:   {stateChild, (*conn).probe},
+		wire.MethodDiagnosticReport:  {stateChild, (*conn).report},
 	}
 }
 
@@ -40,16 +40,16 @@ func (c *conn) dispatch(req *request) (any, *wire.Error) {
 	if !ok {
 		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %s not found", clipName(req.Method))
 	}
-	if m.role != roleNone {
-		switch role := c.role.Load(); {
-		case role == roleNone:
+	if m.who != statePending {
+		switch st := c.auth(); {
+		case st == statePending:
 			return nil, wire.Errorf(wire.CodeUnauthenticated, "%s: send session.hello with a token first", req.Method)
-		case role != m.role && m.role == roleHost:
+		case m.who == stateHost && st != stateHost:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a host method; this connection is a child's", req.Method)
-		case role != m.role:
+		case m.who == stateChild && st == stateHost:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a child method; this connection is the host's", req.Method)
 		}
-		if m.role == roleChild && c.child.revoked.Load() {
+		if m.who == stateChild && (c.revoked() || c.child.revoked.Load()) {
 			return nil, wire.Errorf(wire.CodeRevoked, "%s: token revoked: runtime %s was reopened or closed", req.Method, c.child.path)
 		}
 	}
@@ -90,7 +90,7 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 	}
 	if tok := c.s.cfg.HostToken; tok != "" && equalToken(token, tok) {
 		c.unbind()
-		c.role.Store(roleHost)
+		c.authenticate(stateHost)
 		c.s.authenticated(c)
 		return wire.HostHello{Role: wire.RoleHost}, nil
 	}
@@ -110,7 +110,7 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 		c.unbind()
 		c.child = b
 	}
-	c.role.Store(roleChild)
+	c.authenticate(stateChild)
 	c.s.authenticated(c)
 	return wire.ChildHello{Role: wire.RoleChild, Path: b.path, Generation: b.rt.Generation()}, nil
 }
