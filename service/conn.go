@@ -145,6 +145,13 @@ func (c *conn) authenticate(st connState) {
 	}
 }
 
+// isChild reports whether the peer is a child: bound by a child token,
+// revoked or not.
+func (c *conn) isChild() bool {
+	st := c.auth()
+	return st == stateChild || st == stateRevoked
+}
+
 // revoked reports whether the connection's token was revoked.
 func (c *conn) revoked() bool { return c.auth() == stateRevoked }
 

@@ -25,6 +25,18 @@
 // Reopening or closing the runtime revokes the token and closes every
 // connection holding it after its request in flight.
 //
+// # Nested children
+//
+// A child connection may call runtime.open, runtime.close and
+// thread.status for paths strictly below its own thread, and mailbox.read
+// and mailbox.ack for its own thread only (nested.go holds the rule; every
+// other host method is refused with CodeForbidden naming it). Its children
+// are ordinary threads reporting to it. They end with the generation that
+// opened them: closing or reopening a child closes, recursively, what that
+// generation opened and is still live, because their tokens were given to
+// that generation alone and a process tree ends the same way; what the
+// host opened below a child is left alone.
+//
 // # No child can silence another
 //
 //   - A pending peer lives at most Config.HelloTimeout from accept,

@@ -11,27 +11,29 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// method is one JSON-RPC method; who says who may call it.
+// method is one JSON-RPC method; who says who may call it, and nested
+// which threads a child may name in a host method (nil: none; nested.go).
 type method struct {
-	who  connState // stateHost, stateChild, or statePending for anyone
-	call func(c *conn, params []byte) (any, *wire.Error)
+	who    connState // stateHost, stateChild, or statePending for anyone
+	nested *nestedScope
+	call   func(c *conn, params []byte) (any, *wire.Error)
 }
 
 var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		wire.MethodHello:             {statePending, (*conn).hello},
-		wire.MethodRuntimeOpen:       {stateHost, (*conn).runtimeOpen},
-		wire.MethodRuntimeClose:      {stateHost, (*conn).runtimeClose},
-		wire.MethodThreadStatus:      {stateHost, (*conn).threadStatus},
-		wire.MethodMailboxRead:       {stateHost, (*conn).mailboxRead},
-		wire.MethodMailboxAck:        {stateHost, (*conn).mailboxAck},
-		wire.MethodCapabilitiesProbe: {stateHost, (*conn).probe},
-		wire.MethodThreadList:        {stateHost, (*conn).threadList},
-		wire.MethodEventsSubscribe:   {stateHost, (*conn).eventsSubscribe},
-		wire.MethodDiagnosticProbe:   {stateChild, (*conn).probe},
-		wire.MethodDiagnosticReport:  {stateChild, (*conn).report},
+		wire.MethodHello:             {statePending, nil, (*conn).hello},
+		wire.MethodRuntimeOpen:       {stateHost, belowOwnThread, (*conn).runtimeOpen},
+		wire.MethodRuntimeClose:      {stateHost, belowOwnThread, (*conn).runtimeClose},
+		wire.MethodThreadStatus:      {stateHost, belowOwnThread, (*conn).threadStatus},
+		wire.MethodMailboxRead:       {stateHost, ownMailbox, (*conn).mailboxRead},
+		wire.MethodMailboxAck:        {stateHost, ownMailbox, (*conn).mailboxAck},
+		wire.MethodCapabilitiesProbe: {stateHost, nil, (*conn).probe},
+		wire.MethodThreadList:        {stateHost, nil, (*conn).threadList},
+		wire.MethodEventsSubscribe:   {stateHost, nil, (*conn).eventsSubscribe},
+		wire.MethodDiagnosticProbe:   {stateChild, nil, (*conn).probe},
+		wire.MethodDiagnosticReport:  {stateChild, nil, (*conn).report},
 	}
 }
 
@@ -41,16 +43,22 @@ func (c *conn) dispatch(req *request) (any, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %s not found", clipName(req.Method))
 	}
 	if m.who != statePending {
-		switch st := c.auth(); {
+		st, child := c.auth(), c.isChild()
+		switch {
 		case st == statePending:
 			return nil, wire.Errorf(wire.CodeUnauthenticated, "%s: send session.hello with a token first", req.Method)
-		case m.who == stateHost && st != stateHost:
+		case child && m.who == stateHost && m.nested == nil:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a host method; this connection is a child's", req.Method)
-		case m.who == stateChild && st == stateHost:
+		case st == stateHost && m.who == stateChild:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a child method; this connection is the host's", req.Method)
 		}
-		if m.who == stateChild && (c.revoked() || c.child.revoked.Load()) {
+		if child && (st == stateRevoked || c.child.revoked.Load()) {
 			return nil, wire.Errorf(wire.CodeRevoked, "%s: token revoked: runtime %s was reopened or closed", req.Method, c.child.path)
+		}
+		if child && m.who == stateHost {
+			if e := c.nestedAllowed(req.Method, m.nested, req.Params); e != nil {
+				return nil, e
+			}
 		}
 	}
 	return m.call(c, req.Params)
@@ -125,6 +133,11 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	}
 	c.s.openMu.Lock()
 	defer c.s.openMu.Unlock()
+	opener := c.opener()
+	if opener != nil && opener.revoked.Load() {
+		// Checked under openMu: a generation that has ended opens nothing.
+		return nil, wire.Errorf(wire.CodeRevoked, "runtime.open: token revoked: runtime %s was reopened or closed", opener.path)
+	}
 	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {
@@ -132,8 +145,11 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 		}
 		return nil, wire.Errorf(wire.CodeInvalidParams, "runtime.open: %v", err)
 	}
-	b := c.s.tokens.bind(rt)
+	b, old := c.s.tokens.bind(rt, opener)
 	c.s.events.opened(c.s.mgr, rt)
+	if old != nil {
+		c.s.closeOpenedBy(old)
+	}
 	return wire.OpenResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
 }
 
@@ -159,6 +175,7 @@ func (c *conn) runtimeClose(raw []byte) (any, *wire.Error) {
 	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
 		c.s.events.closed(b.rt)
+		c.s.closeOpenedBy(b)
 	}
 	return wire.Empty{}, nil
 }
