@@ -1,16 +1,21 @@
-// Package client is the Go child's side of diagrelay serve: a child process
-// started by a manager host dials the service's Unix socket with the token
-// its runtime was opened with, and reports diagnostics to its parent.
+// Package client is the Go side of diagrelay serve's Unix socket. A child
+// process started by a manager host dials it with the token its runtime
+// was opened with (Dial), and reports diagnostics to its parent:
 //
 //	c, err := client.Dial("", "") // DIAGRELAY_SOCKET, DIAGRELAY_TOKEN
 //	if err != nil {
 //		return err // not hosted: report the normal top-level way
 //	}
 //	defer c.Close()
-//	err = c.Report(diag.Warning, "config file not found", "lint")
+//	if err := c.Report(diag.Warning, "config file not found", "lint"); err != nil {
+//		return err // refused: the *Error says why
+//	}
+//
+// A manager host dials it with the host token (DialHost) to open and
+// close its children's runtimes and read their threads' status.
 //
 // The wire format is in docs/protocol.md; this package is the module's one
-// client of it (the diagrelay report and probe commands use it too).
+// client of it (the diagrelay report, probe and thread commands use it).
 package client
 
 import (
@@ -19,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/diagrelay/diagrelay/capability"
@@ -54,6 +60,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if strings.HasPrefix(e.Message, e.Method+":") { // the service named it
+		return fmt.Sprintf("%s (%d)", e.Message, e.Code)
+	}
 	return fmt.Sprintf("%s: %s (%d)", e.Method, e.Message, e.Code)
 }
 
@@ -148,7 +157,12 @@ func (c *Child) Close() error { return c.conn.Close() }
 
 // call makes one request, turning an error reply into an *Error.
 func (c *Child) call(method string, params, result any) error {
-	err := c.conn.Call(method, params, result)
+	return call(c.conn, method, params, result)
+}
+
+// call makes one request on conn, turning an error reply into an *Error.
+func call(conn *rpc.Conn, method string, params, result any) error {
+	err := conn.Call(method, params, result)
 	if re, ok := errors.AsType[*rpc.Error](err); ok {
 		return &Error{Method: method, Code: re.Code, Message: re.Message}
 	}

@@ -27,6 +27,7 @@ func newRoot() *cli.Command {
 			probeCommand(),
 			demoCommand(),
 			watchCommand(),
+			threadCommand(),
 			mailboxCommand(),
 			sanitizeCommand(),
 			versionCommand(),
