@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/rpc"
+	"github.com/diagrelay/diagrelay/internal/serve"
 )
 
 // socketDefault says where serve's socket is when --socket is not given.
@@ -34,9 +37,10 @@ func (h *hostFlags) define(c *cli.Command) {
 func (h *hostFlags) resolve() (socket, token string, err error) {
 	socket = *h.socket
 	if socket == "" {
-		if socket, err = defaultSocket(*h.data); err != nil {
-			return "", "", err
-		}
+		socket = datadir.Socket(*h.data)
+	}
+	if err := serve.CheckSocketPath(socket); err != nil {
+		return "", "", err
 	}
 	token, err = datadir.ReadHostToken(*h.data)
 	switch {
@@ -57,13 +61,13 @@ func (h *hostFlags) dataHint() string {
 	return ""
 }
 
-// defaultSocket is serve's socket when --socket is not given.
-func defaultSocket(data string) (string, error) {
-	return datadir.Socket(data), nil
-}
-
-// dialError says that nothing answers on socket, once, and what to do.
-func dialError(socket string, err error) error {
+// dialError says what went wrong connecting to socket, naming it once,
+// and what to do.
+func (h *hostFlags) dialError(socket string, err error) error {
+	if isCode(err, -32001) {
+		return fmt.Errorf("the serve on %s does not know the host token in %s: give the --data DIR that serve was given",
+			socket, filepath.Join(*h.data, datadir.HostTokenFile))
+	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
 		reason := op.Err.Error()
@@ -73,4 +77,14 @@ func dialError(socket string, err error) error {
 		return fmt.Errorf("%s: %s", socket, reason)
 	}
 	return fmt.Errorf("%s: %w", socket, err)
+}
+
+// isCode reports whether err is a JSON-RPC error reply with code, as
+// package client or internal/rpc (under watch) returns it.
+func isCode(err error, code int) bool {
+	if e, ok := errors.AsType[*client.Error](err); ok {
+		return e.Code == code
+	}
+	e, ok := errors.AsType[*rpc.Error](err)
+	return ok && e.Code == code
 }

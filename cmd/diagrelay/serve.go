@@ -47,11 +47,7 @@ requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
 			return cli.Usagef("--max-conns-per-child must be at least 1")
 		}
 		if !c.FlagGiven("socket") {
-			socket, err := defaultSocket(o.Data)
-			if err != nil {
-				return err
-			}
-			o.Socket = socket
+			o.Socket = datadir.Socket(o.Data)
 		}
 		if !o.Stdio && o.Socket == "" {
 			return cli.Usagef(`--socket "" without --stdio serves no one: give --stdio, --socket PATH or both`)

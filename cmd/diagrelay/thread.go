@@ -55,7 +55,7 @@ func threadLeaf(c *cli.Command, run func(s *cli.IO, h *client.Host, socket strin
 		}
 		h, err := client.DialHost(socket, token)
 		if err != nil {
-			return dialError(socket, err)
+			return hf.dialError(socket, err)
 		}
 		defer h.Close()
 		return run(s, h, socket, args)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
 	"github.com/diagrelay/diagrelay/internal/cli"
@@ -43,7 +44,7 @@ Every text shown is sanitized again before it reaches the terminal.`,
 		}
 		wc, err := watch.Dial(socket, token)
 		if err != nil {
-			return dialError(socket, err)
+			return h.dialError(socket, err)
 		}
 		defer wc.Close()
 		if *plain || *asJSON || !isTerminal(s.In, s.Out) {
@@ -59,8 +60,11 @@ Every text shown is sanitized again before it reaches the terminal.`,
 // watchError is the error of watch.Follow's or watch.Screen's: an output
 // failure ends with 1 and nothing said (there is nowhere to say it).
 func watchError(err error) error {
-	if errors.Is(err, watch.ErrOutput) {
+	switch {
+	case errors.Is(err, watch.ErrOutput):
 		return &cli.ExitError{Code: 1}
+	case errors.Is(err, tea.ErrInterrupted): // SIGINT: ended as asked
+		return &cli.ExitError{Code: 130}
 	}
 	return err
 }

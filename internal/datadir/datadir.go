@@ -49,7 +49,8 @@ func Socket(dir string) string {
 // mailbox.db or host.token that group or others can access, as ssh refuses
 // a key file, naming each file and the chmod that fixes it; and it refuses
 // a mailbox.db that cannot be trusted, leaving it as it is and saying what
-// to do. Only a missing mailbox.db starts a new mailbox.
+// to do; and it says so when another serve holds the mailbox. Only a
+// missing mailbox.db starts a new mailbox.
 func Open(dir string) (*mailbox.Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -59,8 +60,12 @@ func Open(dir string) (*mailbox.Store, error) {
 	}
 	path := filepath.Join(dir, MailboxFile)
 	store, err := mailbox.Open(path)
-	if errors.Is(err, mailbox.ErrCorrupt) {
+	switch {
+	case errors.Is(err, mailbox.ErrCorrupt):
 		return nil, untrustedMailbox(dir, path, err)
+	case errors.Is(err, mailbox.ErrLocked):
+		return nil, fmt.Errorf("another diagrelay serve holds the data directory %s (its %s is locked): "+
+			"stop that serve, or give this one another --data DIR", dir, MailboxFile)
 	}
 	return store, err
 }
