@@ -11,7 +11,6 @@ import (
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/internal/datadir"
-	"github.com/diagrelay/diagrelay/internal/rpc"
 	"github.com/diagrelay/diagrelay/internal/serve"
 )
 
@@ -64,7 +63,7 @@ func (h *hostFlags) dataHint() string {
 // dialError says what went wrong connecting to socket, naming it once,
 // and what to do.
 func (h *hostFlags) dialError(socket string, err error) error {
-	if isCode(err, -32001) {
+	if isCode(err, client.CodeUnauthenticated) {
 		return fmt.Errorf("the serve on %s does not know the host token in %s: give the --data DIR that serve was given",
 			socket, filepath.Join(*h.data, datadir.HostTokenFile))
 	}
@@ -79,12 +78,8 @@ func (h *hostFlags) dialError(socket string, err error) error {
 	return fmt.Errorf("%s: %w", socket, err)
 }
 
-// isCode reports whether err is a JSON-RPC error reply with code, as
-// package client or internal/rpc (under watch) returns it.
+// isCode reports whether err is a JSON-RPC error reply with code.
 func isCode(err error, code int) bool {
-	if e, ok := errors.AsType[*client.Error](err); ok {
-		return e.Code == code
-	}
-	e, ok := errors.AsType[*rpc.Error](err)
+	e, ok := errors.AsType[*client.Error](err)
 	return ok && e.Code == code
 }
