@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // repoRoot is the module's root, from this package's directory.
@@ -91,4 +93,39 @@ func TestREADMEGoSnippets(t *testing.T) {
 	}
 	s.open("/root/gochild") // a reopen revokes tok
 	wantExit(t, "a revoked token", run(s.childEnv(tok)), 1, "revoked")
+}
+
+// docs/protocol.md has, for every method, a heading and a typed block
+// (params and result), and says how the protocol is versioned.
+func TestProtocolDocTypesEveryMethod(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, m := range []string{wire.MethodHello, wire.MethodRuntimeOpen, wire.MethodRuntimeClose, wire.MethodThreadStatus,
+		wire.MethodThreadList, wire.MethodMailboxRead, wire.MethodMailboxAck, wire.MethodCapabilitiesProbe,
+		wire.MethodEventsSubscribe, wire.MethodDiagnosticProbe, wire.MethodDiagnosticReport} {
+		at := strings.Index(doc, "### `"+m)
+		if m == wire.MethodHello { // in "Peers and authentication"
+			at = strings.Index(doc, "`"+m+" {token}` →")
+		}
+		if at < 0 {
+			t.Errorf("docs/protocol.md does not describe %s", m)
+			continue
+		}
+		rest := doc[at+1:]
+		start := strings.Index(rest, "\n```text\n")
+		end := strings.Index(rest[max(start, 0)+1:], "\n```\n")
+		if next := strings.Index(rest, "\n### "); start < 0 || end < 0 || next >= 0 && next < start {
+			t.Errorf("docs/protocol.md: no typed block under %s", m)
+			continue
+		}
+		if block := rest[start : start+1+end]; !strings.Contains(block, "\nparams  ") || !strings.Contains(block, "\nresult  ") {
+			t.Errorf("docs/protocol.md: %s's block types no params or result:\n%s", m, block)
+		}
+	}
+	if !strings.Contains(doc, "\n## Versioning\n") {
+		t.Error("docs/protocol.md has no Versioning section")
+	}
 }
