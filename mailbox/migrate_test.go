@@ -223,4 +223,3 @@ func stillToMigrate(t *testing.T, path string) bool {
 	})
 	return left
 }
-

@@ -272,4 +272,3 @@ func recoverCorrupt(err *error) {
 		*err = fmt.Errorf("%w: %v", ErrCorrupt, r)
 	}
 }
-
