@@ -234,7 +234,7 @@ func trust(tx *bolt.Tx, path string) error {
 		b.Stats()
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			sum = crc32.Update(crc32.Update(sum, castagnoli, k), castagnoli, v)
+			sum = crc32.Update(crc32.Update(sum, castagnoli(), k), castagnoli(), v)
 			if v == nil {
 				if child := b.Bucket(k); child != nil {
 					walk(child)
