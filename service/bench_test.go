@@ -266,3 +266,77 @@ func BenchmarkSocketDurableLatency(b *testing.B) {
 		b.ReportMetric(float64(len(all)), "reports")
 	})
 }
+
+// BenchmarkSocketDurableParentsPaired measures what
+// BenchmarkSocketAdmittedDurable/children=64 does with 1 and with 64
+// parents, but both in each benchmark run, on one server and one mailbox
+// file: 64 children send pipelined admitted reports in rounds (20 each,
+// every child on a fresh runtime per round), the rounds alternating
+// between runtimes under one parent (/root) and under 64 parents, which
+// one comes first alternating too, so that the drifting load of a shared
+// machine falls on both alike. It reports the posts/s of each, their
+// ratio (64/1) and the bytes written to storage per report of each.
+func BenchmarkSocketDurableParentsPaired(b *testing.B) {
+	const children, per = 64, 20 // per: diag.MaxPerGeneration, so one runtime a round
+	var tick atomic.Int64
+	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
+	store, err := mailbox.Open(filepath.Join(b.TempDir(), "mailbox.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := startWith(b, relay.ModeRPC, store, now)
+	conns := make([]net.Conn, children)
+	for i := range conns {
+		c, err := net.Dial("unix", e.socket)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	var took [2]time.Duration // [0] one parent, [1] 64 parents
+	var wrote [2]int64
+	var posts [2]uint64
+	rounds := 0
+	round := func(mode int) {
+		frames := make([][][]byte, children)
+		for i := range frames {
+			path := fmt.Sprintf("/root/c%d-r%d", i, rounds)
+			if mode == 1 {
+				path = fmt.Sprintf("/root/c%d/r%d", i, rounds)
+			}
+			tok := e.open(path)
+			frames[i] = append(frames[i], fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok))
+			for j := range per {
+				frames[i] = append(frames[i], reportFrame(j+1, fmt.Sprintf("round %d child %d report %d", rounds, i, j)))
+			}
+		}
+		before := store.Stats().Posts
+		w0, _ := testutil.WriteBytes()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, c := range conns {
+			wg.Go(func() { pump(b, c, frames[i]) })
+		}
+		wg.Wait()
+		took[mode] += time.Since(start)
+		w1, _ := testutil.WriteBytes()
+		wrote[mode] += w1 - w0
+		posts[mode] += store.Stats().Posts - before
+	}
+	for b.Loop() {
+		round(rounds % 2)
+		round(1 - rounds%2)
+		rounds++
+	}
+	if want := uint64(rounds * children * per); posts[0] != want || posts[1] != want {
+		b.Fatalf("posts %v, want %d each", posts, want)
+	}
+	rate := func(m int) float64 { return float64(posts[m]) / took[m].Seconds() }
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(rate(0), "posts/s-1parent")
+	b.ReportMetric(rate(1), "posts/s-64parents")
+	b.ReportMetric(rate(1)/rate(0), "64/1")
+	b.ReportMetric(float64(wrote[0])/float64(posts[0]), "writeB/post-1parent")
+	b.ReportMetric(float64(wrote[1])/float64(posts[1]), "writeB/post-64parents")
+}
