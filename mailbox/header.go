@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
 )
 
 // bbolt's meta page, as bbolt 1.x lays it out in the machine's byte order
@@ -35,7 +34,7 @@ type boltMeta struct {
 // locked it, and the mapping keeps the lock until the process exits, so
 // the refusal must come first. A file with no valid meta is left to bbolt,
 // which refuses it without a panic.
-func checkHeader(f *os.File, size int64) error {
+func checkHeader(f io.ReaderAt, size int64) error {
 	first, ok := readMeta(f, 0)
 	pageSize := int64(boltDefaultPage)
 	if ok {
@@ -48,8 +47,8 @@ func checkHeader(f *os.File, size int64) error {
 	case !ok && !ok2:
 		return nil
 	}
-	if need := int64(first.pgid) * int64(first.pageSize); need > size {
-		return fmt.Errorf("%w: the file is truncated: its pages need %d bytes, it holds %d", ErrCorrupt, need, size)
+	if size < 0 || first.pgid > uint64(size)/uint64(first.pageSize) {
+		return fmt.Errorf("%w: the file is truncated: its pages need %d pages of %d bytes, it holds %d bytes", ErrCorrupt, first.pgid, first.pageSize, size)
 	}
 	if first.root >= first.pgid || (first.freelist != boltNoFreelist && first.freelist >= first.pgid) {
 		return fmt.Errorf("%w: bbolt's meta page points past the file's %d pages", ErrCorrupt, first.pgid)
