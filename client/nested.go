@@ -9,6 +9,9 @@ import "github.com/diagrelay/diagrelay/internal/wire"
 
 // OpenOptions are runtime.open's optional members.
 type OpenOptions struct {
+	// Parent, if not "", must be the path's lexical parent; Owner names
+	// the creator of an independent root (a path not under /root).
+	Parent, Owner string
 	// Bind, if not nil, says whether the new token is bound to the first
 	// process that says hello with it and that process's descendants
 	// (docs/protocol.md, "Bound tokens"); nil is the service's default
@@ -16,25 +19,29 @@ type OpenOptions struct {
 	Bind *bool
 }
 
-// Runtime is an opened child runtime: its Path, the Token to give the
-// child (as EnvToken) and its Generation.
-type Runtime = wire.OpenResult
-
-// Status is a thread's status: its diagnostics and drop counts, and for a
-// bound token its Peer (pid, uid, executable), when it Exited, and the
-// hellos refused (PeerRefused).
-type Status = wire.Status
-
-// Peer is a bound token's process, as Status shows it.
+// Peer is a bound token's process, as ThreadStatus.Peer and
+// ThreadInfo.Peer show it; ThreadStatus.Exited is when it exited, and
+// PeerRefused counts the hellos its binding refused.
 type Peer = wire.Peer
+
+func openParams(path string, o OpenOptions) wire.OpenParams {
+	return wire.OpenParams{Path: path, Parent: o.Parent, Owner: o.Owner, Bind: o.Bind}
+}
+
+// Open is OpenRuntime with every option of runtime.open, bind included.
+func (h *Host) Open(path string, o OpenOptions) (Runtime, error) {
+	var rt Runtime
+	err := call(h.conn, wire.MethodRuntimeOpen, openParams(path, o), &rt)
+	return rt, err
+}
 
 // Open opens a child runtime at path, which must be strictly below this
 // child's own thread; opening an open path again is a reopen. A path
 // outside that scope is an *Error with CodeForbidden.
 func (c *Child) Open(path string, o OpenOptions) (Runtime, error) {
-	var r Runtime
-	err := c.call(wire.MethodRuntimeOpen, wire.OpenParams{Path: path, Bind: o.Bind}, &r)
-	return r, err
+	var rt Runtime
+	err := c.call(wire.MethodRuntimeOpen, openParams(path, o), &rt)
+	return rt, err
 }
 
 // CloseRuntime closes the runtime at path (strictly below this child's own
@@ -45,8 +52,8 @@ func (c *Child) CloseRuntime(path string) error {
 
 // Status returns the status of the thread at path, strictly below this
 // child's own thread.
-func (c *Child) Status(path string) (Status, error) {
-	var st Status
+func (c *Child) Status(path string) (ThreadStatus, error) {
+	var st ThreadStatus
 	err := c.call(wire.MethodThreadStatus, wire.PathParams{Path: path}, &st)
 	return st, err
 }

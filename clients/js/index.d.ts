@@ -121,7 +121,7 @@ export declare function connectChild(options?: ChildOptions): Promise<Child>;
 export type Mode = "tui" | "rpc" | "print";
 
 export interface HostOptions {
-  /** The data directory (mailbox.db, host.token); default the service's. */
+  /** The data directory (mailbox.db, host.token); with neither data nor socket, a private one, removed when the service exits. */
   data?: string;
   /** The Unix socket for children; default `<data>/diagrelay.sock`. Keep it under 108 bytes. */
   socket?: string;
@@ -187,7 +187,7 @@ export interface ThreadStatus {
   peer?: Peer;
   /** RFC 3339 time the bound process exited; absent while it lives. */
   exited?: string;
-  /** Hellos the token's binding refused, over all generations. */
+  /** Hellos the token's binding refused, over all generations; absent while 0. */
   peer_refused?: number;
   [extra: string]: unknown;
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func TestServePeerFlagErrors(t *testing.T) {
-	wantExit(t, "--host-socket maybe", runDiagrelay(t, nil, "", "serve", "--stdio", "--host-socket", "maybe"), 2, "--host-socket")
+	wantExit(t, "--host-socket maybe", runDiagrelay(t, nil, "", "serve", "--stdio", "--host-socket", "maybe"), 2, "host-socket")
 	wantExit(t, "--host-socket off without --stdio", runDiagrelay(t, nil, "", "serve", "--host-socket", "off", "--socket", filepath.Join(shortTempDir(t), "s")), 2, "--stdio")
 }
 

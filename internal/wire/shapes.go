@@ -1,6 +1,10 @@
 package wire
 
-import "time"
+import (
+	"time"
+
+	"github.com/diagrelay/diagrelay/diag"
+)
 
 // Params. Absent params count as {}; members not named here are ignored
 // by the server.
@@ -90,10 +94,11 @@ type Status struct {
 	Dropped     Dropped      `json:"dropped"`
 	// Peer is the bound process of the latest generation, once it said
 	// hello; Exited is when it exited (absent while it lives); PeerRefused
-	// counts hellos its binding refused, over all generations.
+	// counts hellos its binding refused, over all generations (absent
+	// while 0, so an unbound thread's status is as before bound tokens).
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
-	PeerRefused uint64     `json:"peer_refused"`
+	PeerRefused uint64     `json:"peer_refused,omitempty"`
 }
 
 // Peer is a bound token's process: its pid and uid, and its executable's
@@ -113,13 +118,10 @@ type Diagnostic struct {
 }
 
 // Dropped counts a thread's reports that the gate did not deliver, by
-// reason; the member names are the Reason* values of a dropped event.
-type Dropped struct {
-	Duplicate int `json:"duplicate"`
-	Rate      int `json:"rate"`
-	Cap       int `json:"cap"`
-	Invalid   int `json:"invalid"`
-}
+// reason; the member names are the Reason* values of a dropped event. It
+// is diag.Dropped, the module's one type of these counters, whose JSON
+// tags are the protocol's.
+type Dropped = diag.Dropped
 
 // Drop reasons, the "reason" of a dropped event.
 const (
@@ -147,7 +149,7 @@ type ThreadInfo struct {
 	// Peer, Exited and PeerRefused are Status's.
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
-	PeerRefused uint64     `json:"peer_refused"`
+	PeerRefused uint64     `json:"peer_refused,omitempty"`
 }
 
 // Page is mailbox.read's result.
