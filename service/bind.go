@@ -286,7 +286,8 @@ func (s *Server) lastConnGone(b *binding) {
 // status adds the thread's peer members to its status.
 func (p *peerTable) status(r wire.Status) wire.Status {
 	info, at, n := p.view(r.Path)
-	wirePeer(&r.Peer, &r.Exited, &r.PeerRefused, info, at, n)
+	r.Peer, r.Exited = wirePeer(info, at)
+	r.PeerRefused = n
 	return r
 }
 
@@ -297,7 +298,8 @@ func (p *peerTable) list(r wire.Threads) wire.Threads {
 	for i := range r.Threads {
 		if tp := p.threads[r.Threads[i].Path]; tp != nil {
 			t := &r.Threads[i]
-			wirePeer(&t.Peer, &t.Exited, &t.PeerRefused, tp.info, tp.exited, tp.refused)
+			t.Peer, t.Exited = wirePeer(tp.info, tp.exited)
+			t.PeerRefused = tp.refused
 		}
 	}
 	return r

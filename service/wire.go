@@ -40,15 +40,17 @@ func wireThreads(ts []relay.ThreadSummary) wire.Threads {
 	return r
 }
 
-// wirePeer sets a status's or a list entry's peer members.
-func wirePeer(peer **wire.Peer, exited **time.Time, refused *uint64, info *peerInfo, at time.Time, n uint64) {
-	*peer, *exited, *refused = nil, nil, n
+// wirePeer is a thread's bound process and its exit time, as status and
+// list show them: nil for none.
+func wirePeer(info *peerInfo, exited time.Time) (*wire.Peer, *time.Time) {
+	var p *wire.Peer
 	if info != nil {
-		*peer = &wire.Peer{PID: info.pid, UID: info.uid, Exe: info.exe}
+		p = &wire.Peer{PID: info.pid, UID: info.uid, Exe: info.exe}
 	}
-	if !at.IsZero() {
-		*exited = &at
+	if exited.IsZero() {
+		return p, nil
 	}
+	return p, &exited
 }
 
 func wireStatus(s relay.Status) wire.Status {
