@@ -12,6 +12,7 @@ import (
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/servetest"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -48,14 +49,9 @@ func startChild(t *testing.T, path string) (*servetest.Server, *client.Child, st
 	return s, c, tok
 }
 
-// message is one mailbox.read message, as far as these tests look.
-type message struct {
-	From, Level, Source, Message, Text string
-}
-
-func readMailbox(t *testing.T, s *servetest.Server, recipient string) []message {
+func readMailbox(t *testing.T, s *servetest.Server, recipient string) []wire.Message {
 	t.Helper()
-	var res struct{ Messages []message }
+	var res wire.Page
 	if err := s.Host.Call("mailbox.read", map[string]string{"recipient": recipient}, &res); err != nil {
 		t.Fatalf("mailbox.read %s: %v", recipient, err)
 	}
