@@ -378,7 +378,7 @@ func TestDemoUsage(t *testing.T) {
 		{"demo", "--nope"}, {"demo", "extra"}, {"demo", "--mode", "bogus"}, {"demo", "--mode"},
 	} {
 		out, errOut, code := runCmd(t, args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, "usage: diagrelay demo") {
+		if code != 2 || out != "" || !strings.Contains(errOut, "Run 'diagrelay help demo' for usage.") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing, usage", args, code, out, errOut)
 		}
 	}

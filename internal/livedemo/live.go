@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
@@ -79,6 +81,15 @@ func Run(o Options) (err error) {
 		return err
 	}
 	defer view.Close()
+	// A signal ends the demo as q does, so that the clean-up above runs
+	// (the temporary directory is removed): closing the view ends Follow;
+	// the full-screen view ends on SIGINT and SIGTERM by itself.
+	signaled, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stopSignals()
+	go func() {
+		<-signaled.Done()
+		view.Close()
+	}()
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
