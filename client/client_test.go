@@ -124,7 +124,7 @@ func TestErrors(t *testing.T) {
 	}
 	// The re-exported codes are the protocol's numbers (docs/protocol.md).
 	for code, want := range map[int]int{client.CodeInvalidParams: -32602, client.CodeUnauthenticated: -32001,
-		client.CodeForbidden: -32002, client.CodeRevoked: -32003, client.CodeStorage: -32005,
+		client.CodeForbidden: -32002, client.CodeRevoked: -32003, client.CodeUnknownThread: -32004, client.CodeStorage: -32005,
 		client.CodeShuttingDown: -32006, client.CodeTooManyConns: -32007} {
 		if code != want {
 			t.Errorf("code %d, want %d", code, want)

@@ -49,8 +49,13 @@ func TestLenient(t *testing.T) {
 	const junk = "not json\n[1,2]\n{\"id\":99,\"result\":{}}\n{\"id\":\"x\",\"result\":{}}\n"
 	for _, lenient := range []bool{true, false} {
 		r, w := io.Pipe()
-		c := New(r, io.Discard, r, Options{Timeout: 5 * time.Second, Lenient: lenient})
-		go w.Write([]byte(junk + `{"id":1,"result":{"ok":true}}` + "\n"))
+		// The junk and the reply go out once the request is written, so
+		// the reply cannot come before its call is pending.
+		reply := writeFunc(func(p []byte) (int, error) {
+			go w.Write([]byte(junk + `{"id":1,"result":{"ok":true}}` + "\n"))
+			return len(p), nil
+		})
+		c := New(r, reply, r, Options{Timeout: 5 * time.Second, Lenient: lenient})
 		var res struct{ OK bool }
 		err := c.Call("m", nil, &res)
 		if lenient && (err != nil || !res.OK) {
@@ -62,3 +67,8 @@ func TestLenient(t *testing.T) {
 		c.Close()
 	}
 }
+
+// writeFunc is an io.Writer that calls itself.
+type writeFunc func(p []byte) (int, error)
+
+func (f writeFunc) Write(p []byte) (int, error) { return f(p) }
