@@ -20,10 +20,17 @@ func TestBlockNotificationsWaitsUntilClose(t *testing.T) {
 	}()
 	done := make(chan error, 1)
 	go func() { done <- c.Call("m", nil, nil) }()
+	// Wait for the queue to fill: the reader then holds the last
+	// notification, and the reply behind it.
+	for deadline := time.Now().Add(10 * time.Second); len(c.notes) < notesBuffer; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s the queue holds %d of %d", len(c.notes), notesBuffer)
+		}
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("the call returned (%v) past a full queue", err)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 	c.Close()
 	select {
