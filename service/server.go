@@ -79,7 +79,7 @@ type Stats struct {
 	HelloTimeouts        uint64 // peers closed at the hello deadline
 	SlowPeers            uint64 // socket peers disconnected over MaxUnsent
 	ConnLimited          uint64 // hellos refused with -32007
-	RevokedClosed        uint64 // connections closed by revocation
+	RevokedClosed        uint64 // connections closed by revocation (reopen, close, a bound process's exit)
 	NotificationsDropped uint64 // ui.notify frames a host did not read in time
 	ForeignPeers         uint64 // socket peers of another user closed at accept
 	PeerRefused          uint64 // hellos with a bound token from another process
