@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/diagrelay/diagrelay/client"
@@ -86,4 +87,39 @@ func TestHostErrors(t *testing.T) {
 func isCode(err error, code int) bool {
 	e, ok := errors.AsType[*client.Error](err)
 	return ok && e.Code == code
+}
+
+// Host.Open with Bind: the first process to say hello (this test) owns
+// the token, Status and List show it as the peer, and a process this one
+// starts (a descendant) may use the token too.
+func TestHostOpenBound(t *testing.T) {
+	s := servetest.Start(t, diagrelay, "", "")
+	h, err := client.DialHost(s.Socket, s.HostToken())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	bind := true
+	rt, err := h.Open("/root/bound", client.OpenOptions{Bind: &bind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Dial(s.Socket, rt.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	report := diagrelay("report", "--level", "info", "from a descendant")
+	report.Env = append(os.Environ(), s.ChildEnv(rt.Token)...)
+	if out, err := report.CombinedOutput(); err != nil {
+		t.Fatalf("a descendant's report: %v: %s", err, out)
+	}
+	st, err := h.Status("/root/bound")
+	if err != nil || st.Peer == nil || st.Peer.PID != os.Getpid() || st.Exited != nil || len(st.Diagnostics) != 1 {
+		t.Fatalf("Status = %+v (peer %+v), %v", st, st.Peer, err)
+	}
+	list, err := h.List()
+	if err != nil || len(list) != 1 || list[0].Peer == nil || list[0].Peer.PID != os.Getpid() {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
 }
