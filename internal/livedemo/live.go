@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/demo"
 	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/watch"
 	"github.com/diagrelay/diagrelay/internal/wire"
@@ -139,8 +140,8 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		children[path] = c
 		return nil
 	}
-	for _, t := range tree {
-		if err := open(t[0], t[1]); err != nil {
+	for _, t := range demo.Children() {
+		if err := open(t.Path, t.Owner); err != nil {
 			return err
 		}
 	}
