@@ -218,4 +218,4 @@ func writeList(w io.Writer, threads []client.ThreadInfo) error {
 func clean(s string) string { return sanitize.Clean(s, 0) }
 
 // dropped is the sum of a thread's drop counts.
-func dropped(d client.Dropped) int { return d.Duplicate + d.Rate + d.Cap + d.Invalid }
+func dropped(d client.Dropped) uint64 { return d.Duplicate + d.Rate + d.Cap + d.Invalid }
