@@ -94,10 +94,12 @@ func TestNoRuntimeDirDefaults(t *testing.T) {
 		t.Errorf("watch after serve stopped: %v", err)
 	}
 
-	r = runDiagrelay(t, env, "", "thread", "list")
-	wantExit(t, "thread list after serve stopped", r, 1, "start one with 'diagrelay serve'")
-	if n := strings.Count(r.stderr, socket); n != 1 || strings.Count(r.stderr, "\n") != 1 {
-		t.Errorf("the socket named %d times, in %q; want once, in one line", n, r.stderr)
+	for _, args := range [][]string{{"thread", "list"}, {"watch"}} {
+		r = runDiagrelay(t, env, "", args...)
+		wantExit(t, strings.Join(args, " ")+" after serve stopped", r, 1, "start one with 'diagrelay serve'")
+		if n := strings.Count(r.stderr, socket); n != 1 || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: the socket named %d times, in %q; want once, in one line", args, n, r.stderr)
+		}
 	}
 }
 
