@@ -246,6 +246,9 @@ func (c *conn) isShutting() bool {
 func (c *conn) handle(frame []byte) []byte {
 	req, id, rerr := decodeRequest(frame)
 	if rerr != nil {
+		if id == nil {
+			return nil // a notification gets no reply, not even an error
+		}
 		return encodeReply(id, nil, rerr)
 	}
 	result, rerr := c.dispatch(req)

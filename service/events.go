@@ -34,7 +34,7 @@ const (
 
 func (c *conn) threadList(raw []byte) (any, *rpcError) {
 	var p emptyParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	return wireThreads(c.s.mgr.Threads()), nil
@@ -46,7 +46,7 @@ func (c *conn) threadList(raw []byte) (any, *rpcError) {
 // subscription starts so that no event in between is missed.
 func (c *conn) eventsSubscribe(raw []byte) (any, *rpcError) {
 	var p emptyParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	c.s.events.subscribe(c)

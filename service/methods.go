@@ -116,7 +116,7 @@ func (c *conn) hello(raw []byte) (any, *rpcError) {
 
 func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 	var p openParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("path", p.Path); e != nil {
@@ -139,7 +139,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 // onlyPath decodes params that are just {path}.
 func onlyPath(raw []byte) (string, *rpcError) {
 	var p pathParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return "", e
 	}
 	return p.Path, pathParam("path", p.Path)
@@ -176,7 +176,7 @@ func (c *conn) threadStatus(raw []byte) (any, *rpcError) {
 
 func (c *conn) mailboxRead(raw []byte) (any, *rpcError) {
 	var p readParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("recipient", p.Recipient); e != nil {
@@ -199,7 +199,7 @@ func (c *conn) mailboxRead(raw []byte) (any, *rpcError) {
 
 func (c *conn) mailboxAck(raw []byte) (any, *rpcError) {
 	var p ackParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("recipient", p.Recipient); e != nil {
@@ -216,7 +216,13 @@ func (c *conn) mailboxAck(raw []byte) (any, *rpcError) {
 	return ackResult{Acked: n}, nil
 }
 
-func (c *conn) probe([]byte) (any, *rpcError) {
+// probe answers capabilities.probe and diagnostic.probe, which take no
+// params members.
+func (c *conn) probe(raw []byte) (any, *rpcError) {
+	var p emptyParams
+	if e := decodeParamsStrict(raw, &p); e != nil {
+		return nil, e
+	}
 	return wireProbe(capability.Current()), nil
 }
 
@@ -230,7 +236,8 @@ func (c *conn) report(raw []byte) (any, *rpcError) {
 	rt := c.child.rt
 	var p reportParams
 	if e := decodeParams(raw, &p); e != nil {
-		rt.Report(nil) // counted as invalid
+		rt.Report(nil) // counted as invalid, and paced as a drop
+		c.paceDropped()
 		return nil, e
 	}
 	payload := make(map[string]any, 3)
@@ -244,6 +251,7 @@ func (c *conn) report(raw []byte) (any, *rpcError) {
 			payload[f.name] = *f.v
 		case !f.opt:
 			rt.Report(nil)
+			c.paceDropped()
 			return nil, errorf(CodeInvalidParams, "params: field %q is required (a string)", f.name)
 		}
 	}
