@@ -216,7 +216,7 @@ func (s *subscriber) pop(now func() time.Time) (event, bool) {
 // signal of its own for this, so while the host is behind this looks again
 // every millisecond; a host that keeps up never waits here.
 func (s *subscriber) awaitRoom(b []byte) bool {
-	for !s.c.pushWithin(b, s.c.s.cfg.MaxUnsent/2) {
+	for !s.c.pushWithin(b, s.c.s.cfg.MaxUnsent/2, true) {
 		select {
 		case <-time.After(time.Millisecond):
 		case <-s.c.stop:

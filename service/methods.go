@@ -57,6 +57,13 @@ func (c *conn) dispatch(req *request) (any, *rpcError) {
 
 func clipName(s string) string { return quoteName(s) }
 
+func ptrOr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 func required(field, value string) *rpcError {
 	if value == "" {
 		return errorf(CodeInvalidParams, "params: field %q is required", field)
@@ -131,7 +138,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 		}
 		return nil, errorf(CodeInvalidParams, "runtime.open: %v", err)
 	}
-	b := c.s.tokens.bind(rt)
+	b := c.s.tokens.bind(rt, c.s.now())
 	c.s.events.opened(c.s.mgr, rt)
 	return openResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
 }
@@ -255,6 +262,8 @@ func (c *conn) report(raw []byte) (any, *rpcError) {
 			return nil, errorf(CodeInvalidParams, "params: field %q is required (a string)", f.name)
 		}
 	}
+	// The sanitizer goes through the text: that is work too.
+	c.charge(len(*p.Message) + len(ptrOr(p.Source)))
 	// The slot is given back for the report: a delivered one waits for its
 	// mailbox commit, and that wait must not hold up the other children or
 	// keep their posts out of the same commit.
