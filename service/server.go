@@ -297,7 +297,7 @@ func (s *Server) addPending(c *conn) bool {
 	}
 	var evict *conn
 	if s.pending.Len() >= s.cfg.MaxPending {
-		evict = s.pending.Remove(s.pending.Front()).(*conn)
+		evict = s.pending.Remove(s.evictionCandidate()).(*conn)
 		evict.pendingAt = nil
 	}
 	c.pendingAt = s.pending.PushBack(c)
@@ -326,6 +326,24 @@ func (s *Server) addPending(c *conn) bool {
 	c.stopHello = stop
 	c.mu.Unlock()
 	return true
+}
+
+// evictScan is how many of the oldest pending peers eviction looks at for
+// one whose peer is already gone.
+const evictScan = 8
+
+// evictionCandidate is the pending peer to close for a new one: among the
+// evictScan oldest, the oldest whose peer has already closed its end (a
+// connect churn leaves many), else the oldest. So a churn of connections
+// that close at once does not push out a child that says hello. s.mu held.
+func (s *Server) evictionCandidate() *list.Element {
+	e := s.pending.Front()
+	for i := 0; e != nil && i < evictScan; e, i = e.Next(), i+1 {
+		if c := e.Value.(*conn); c.isGone() || peerGone(c.nc) {
+			return e
+		}
+	}
+	return s.pending.Front()
 }
 
 // authenticated takes c out of the pending peers after a good hello.

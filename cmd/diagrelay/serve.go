@@ -37,6 +37,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	modeName := fs.String("mode", "rpc", "the parent session's mode: tui, rpc or print")
 	fs.IntVar(&o.MaxPending, "max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
 	fs.IntVar(&o.MaxConnsPerChild, "max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
+	fs.IntVar(&o.MaxUnsentTotal, "max-unsent-total", service.DefaultMaxUnsentTotal, "`bytes` of replies and events that may wait for all socket peers together;\npast it the peers that have gone longest without reading are disconnected")
 	logFormat := fs.String("log-format", "text", "log to stderr as text or json (at most 10 lines/s)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -58,6 +59,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	case o.MaxConnsPerChild < 1:
 		fmt.Fprintln(stderr, "diagrelay serve: --max-conns-per-child must be at least 1")
+		return 2
+	case o.MaxUnsentTotal < service.DefaultMaxUnsent:
+		fmt.Fprintf(stderr, "diagrelay serve: --max-unsent-total must be at least %d (one peer's bound)\n", service.DefaultMaxUnsent)
 		return 2
 	case *logFormat != "text" && *logFormat != "json":
 		fmt.Fprintf(stderr, "diagrelay serve: --log-format %q is not text or json\n", *logFormat)

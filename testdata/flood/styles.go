@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -62,9 +62,13 @@ var styles = []style{
 	{name: "probes", what: "diagnostic.probe pipelined", conns: 1,
 		frame: func(i, j int) []byte { return probe(j) }},
 	{name: "invalid-json", what: "malformed JSON", conns: 1,
-		frame: func(i, j int) []byte { return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.probe"`+"\n", j) }},
+		frame: func(i, j int) []byte {
+			return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.probe"`+"\n", j)
+		}},
 	{name: "unknown-methods", what: "a method that does not exist", conns: 1,
-		frame: func(i, j int) []byte { return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"no.such%d"}`+"\n", j, j) }},
+		frame: func(i, j int) []byte {
+			return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"no.such%d"}`+"\n", j, j)
+		}},
 	{name: "pre-hello", what: "probes before any hello (64 pending peers)", conns: 1, noHello: true,
 		frame: func(i, j int) []byte { return probe(j) }},
 	{name: "invalid-reports", what: "wrong-type level, missing message, non-object params", conns: 1,
@@ -216,4 +220,3 @@ func flooder(st style, socket string, tokens []string) {
 	}
 	mu.Unlock()
 }
-
