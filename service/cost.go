@@ -104,9 +104,19 @@ func (c *conn) throttle() {
 		if d <= 0 || c.revoked.Load() || c.isGone() || c.isShutting() {
 			return
 		}
-		c.wait(d)
+		// In slices, looking between them for a peer that left: a paced
+		// connection whose peer is gone is dropped, not waited out.
+		if c.nc != nil && peerGone(c.nc) {
+			c.kill()
+			return
+		}
+		c.wait(min(d, throttleSlice))
 	}
 }
+
+// throttleSlice is the longest a throttled connection waits before it
+// looks again whether its peer is still there.
+const throttleSlice = 100 * time.Millisecond
 
 // errPeerGone ends a connection whose peer closed its end.
 var errPeerGone = errors.New("service: the peer is gone")

@@ -261,14 +261,19 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		pause = 0
-		c := s.newConn(nc, nc, false)
-		if !s.addPending(c) {
+		// A peer that connected and already left (a connect churn) costs
+		// one look, not a connection. Everything else but the accept
+		// happens off this loop, so a churn finds the loop accepting.
+		if peerGone(nc) {
 			nc.Close()
 			continue
 		}
 		go func() {
 			defer nc.Close()
-			s.serve(c, nc)
+			c := s.newConn(nc, nc, false)
+			if s.addPending(c) {
+				s.serve(c, nc)
+			}
 		}()
 	}
 }
