@@ -83,7 +83,9 @@ func goodReport(t *testing.T, e *env, path string) time.Duration {
 
 func TestEveryFloodIsPacedByCost(t *testing.T) {
 	e := start(t, relay.ModeRPC)
-	probe := func(j int) []byte { return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.probe"}`+"\n", j) }
+	probe := func(j int) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.probe"}`+"\n", j)
+	}
 	report := func(params string) func(int) []byte {
 		return func(j int) []byte {
 			return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.report","params":%s}`+"\n", j, fmt.Sprintf(params, j))
