@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -235,7 +236,7 @@ func TestHalfClosedConnectionHoldsItsSlot(t *testing.T) {
 	}
 	c.(*net.UnixConn).CloseWrite()
 	time.Sleep(500 * time.Millisecond) // its frames are read; its replies wait
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": token}), service.CodeTooManyConns, "too many connections")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": token}), wire.CodeTooManyConns, "too many connections")
 	c.Close() // the peer goes: the server's write fails, the slot is free
 	deadline := time.Now().Add(5 * time.Second)
 	for {

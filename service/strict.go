@@ -12,6 +12,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // Limits of a frame (docs/protocol.md, "Frames").
@@ -64,12 +66,12 @@ func (s *scanner) member(n int, inParams bool) error {
 }
 
 // fail turns a scan failure into the reply's error.
-func (s *scanner) fail(err error) *rpcError {
+func (s *scanner) fail(err error) *wire.Error {
 	if errors.Is(err, errMembers) {
 		if s.manyInParams {
-			return errorf(CodeInvalidParams, "params: too many members: at most %d in an object and %d in a frame", MaxObjectMembers, MaxFrameMembers)
+			return wire.Errorf(wire.CodeInvalidParams, "params: too many members: at most %d in an object and %d in a frame", MaxObjectMembers, MaxFrameMembers)
 		}
-		return errorf(CodeInvalidRequest, "too many members: at most %d in an object and %d in a frame", MaxObjectMembers, MaxFrameMembers)
+		return wire.Errorf(wire.CodeInvalidRequest, "too many members: at most %d in an object and %d in a frame", MaxObjectMembers, MaxFrameMembers)
 	}
 	return syntaxError(err)
 }
@@ -158,19 +160,19 @@ func (n *names) add(name string) bool {
 // read whole with "jsonrpc":"2.0" and a method but no "id" member gets no
 // reply, whatever else is wrong with it (JSON-RPC 2.0: the server must not
 // reply to a notification).
-func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
+func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 	if !utf8.Valid(frame) {
-		return nil, nullID, errorf(CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
+		return nil, nullID, wire.Errorf(wire.CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
 	}
 	trimmed := trimJSONSpace(frame)
 	if len(trimmed) == 0 {
-		return nil, nullID, errorf(CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(trimmed), jsontext.AllowDuplicateNames(true))
 	s := scanner{d: d}
 	switch d.PeekKind() {
 	case '[':
-		return nil, nullID, errorf(CodeInvalidRequest, "batches are not supported: send one request object per line")
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "batches are not supported: send one request object per line")
 	case '{':
 	default:
 		if err := s.value(0, false); err != nil {
@@ -179,7 +181,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
 		if err := atEnd(d); err != nil {
 			return nil, nullID, err
 		}
-		return nil, nullID, errorf(CodeInvalidRequest, "a frame must be one JSON-RPC request object")
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "a frame must be one JSON-RPC request object")
 	}
 	d.ReadToken() // '{', known good
 	var (
@@ -268,9 +270,9 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
 	}
 	switch {
 	case envDup != "":
-		return nil, id, errorf(CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
 	case badID || (hasID && !validID(rawID)):
-		return nil, id, errorf(CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
 	}
 	if hasID {
 		req.ID = json.RawMessage(rawID)
@@ -278,13 +280,13 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
 	}
 	switch {
 	case unknown != "":
-		return nil, id, errorf(CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", quoteName(unknown))
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", quoteName(unknown))
 	case badVersion || !hasVersion || version != "2.0":
-		return nil, id, errorf(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case badMeth || !hasMeth || req.Method == "":
-		return nil, id, errorf(CodeInvalidRequest, `"method" must be a non-empty string`)
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"method" must be a non-empty string`)
 	case s.dupName != "":
-		return nil, id, errorf(CodeInvalidParams, "params: member %s appears twice in an object", quoteName(s.dupName))
+		return nil, id, wire.Errorf(wire.CodeInvalidParams, "params: member %s appears twice in an object", quoteName(s.dupName))
 	}
 	return &req, id, nil
 }
@@ -295,24 +297,24 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
 func trimJSONSpace(b []byte) []byte { return bytes.Trim(b, " \t\n\r") }
 
 // atEnd checks that nothing but whitespace follows the frame's value.
-func atEnd(d *jsontext.Decoder) *rpcError {
+func atEnd(d *jsontext.Decoder) *wire.Error {
 	if _, err := d.ReadToken(); err != io.EOF {
-		return errorf(CodeParseError, "malformed JSON: one JSON value per line")
+		return wire.Errorf(wire.CodeParseError, "malformed JSON: one JSON value per line")
 	}
 	return nil
 }
 
 // syntaxError turns a scan failure into the reply's error, naming the byte
 // offset but nothing of the decoder's own wording.
-func syntaxError(err error) *rpcError {
+func syntaxError(err error) *wire.Error {
 	if errors.Is(err, errDepth) {
-		return errorf(CodeInvalidRequest, "nesting too deep: at most %d levels of objects and arrays", MaxDepth)
+		return wire.Errorf(wire.CodeInvalidRequest, "nesting too deep: at most %d levels of objects and arrays", MaxDepth)
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		return errorf(CodeParseError, "malformed JSON at byte %d", se.ByteOffset)
+		return wire.Errorf(wire.CodeParseError, "malformed JSON at byte %d", se.ByteOffset)
 	}
-	return errorf(CodeParseError, "malformed JSON: the frame ends inside a value")
+	return wire.Errorf(wire.CodeParseError, "malformed JSON: the frame ends inside a value")
 }
 
 // validID accepts a string of at most MaxIDBytes, an integer that fits in
@@ -348,25 +350,25 @@ func quoteName(s string) string {
 	return strconv.QuoteToASCII(s)
 }
 
-// decodeParams fills v, a pointer to one of the params structs of wire.go,
-// from an object; absent or null params count as {}. Members v does not
-// name are ignored (diagnostic.report and session.hello: SPEC §4). Errors
-// name the field and what it must be, never a Go type.
-func decodeParams(raw []byte, v any) *rpcError { return unmarshalParams(raw, v, false) }
+// decodeParams fills v, a pointer to one of the params structs of package wire,
+// from an object; absent or null params count as {}. Errors name the
+// field and what it must be, never a Go type. Members v does not name are
+// ignored (diagnostic.report and session.hello: SPEC §4).
+func decodeParams(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, false) }
 
 // decodeParamsStrict is decodeParams that refuses a member v does not
-// name, with -32602 naming it: host methods and diagnostic.probe.
-func decodeParamsStrict(raw []byte, v any) *rpcError { return unmarshalParams(raw, v, true) }
+// name, with -32602 naming it: host methods and the probes.
+func decodeParamsStrict(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, true) }
 
-func unmarshalParams(raw []byte, v any, strict bool) *rpcError {
+func unmarshalParams(raw []byte, v any, strict bool) *wire.Error {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil
 	}
 	if raw[0] != '{' {
-		return errorf(CodeInvalidParams, "params must be an object")
+		return wire.Errorf(wire.CodeInvalidParams, "params must be an object")
 	}
 	if err := jsonv2.Unmarshal(raw, v, jsonv2.RejectUnknownMembers(strict)); err != nil {
-		return errorf(CodeInvalidParams, "params: %s", describe(err))
+		return wire.Errorf(wire.CodeInvalidParams, "params: %s", describe(err))
 	}
 	return nil
 }
