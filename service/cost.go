@@ -21,7 +21,7 @@ const (
 	CostPerFrame = 256
 	// CostPerRead is one read system call: a peer that writes its frames
 	// a few bytes at a time pays for the calls it makes the server do.
-	CostPerRead = 128
+	CostPerRead = 1024
 	// DefaultCostRate and DefaultCostBurst are a child token's share
 	// (Config.CostRate, Config.CostBurst): about 170 probes, or one full
 	// 64 KiB frame, a second after a burst of four times that.

@@ -262,18 +262,20 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		pause = 0
 		// A peer that connected and already left (a connect churn) costs
-		// one look, not a connection. Everything else but the accept
-		// happens off this loop, so a churn finds the loop accepting.
+		// one look, not a connection. The rest is registered here, in
+		// accept order (eviction closes the oldest), and served off it.
 		if peerGone(nc) {
+			nc.Close()
+			continue
+		}
+		c := s.newConn(nc, nc, false)
+		if !s.addPending(c) {
 			nc.Close()
 			continue
 		}
 		go func() {
 			defer nc.Close()
-			c := s.newConn(nc, nc, false)
-			if s.addPending(c) {
-				s.serve(c, nc)
-			}
+			s.serve(c, nc)
 		}()
 	}
 }

@@ -19,6 +19,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -240,15 +242,21 @@ func attack(bin string, st style, children, n int, settle time.Duration, extra [
 
 func mib(kib int) string { return fmt.Sprintf("%.0f MiB", float64(kib)/1024) }
 
-// newHellos times 26 new children, one every 200 ms, each dialing and
-// saying hello with its own token, and says how many took over 1 s or
-// failed, and the slowest.
+// newHellos times 26 new children, one every 200 ms, each dialing (again
+// on EAGAIN, for up to 1 s) and saying hello with its own token, and says
+// how many took over 1 s or failed, and the slowest.
 func newHellos(s *server, tokens []string) string {
 	var slow, failed int
 	var worst time.Duration
 	for _, tok := range tokens {
 		begin := time.Now()
 		ch, err := dialChild(s.socket, 5*time.Second)
+		// A full listen backlog refuses a Unix connect with EAGAIN at
+		// once; a child tries again, as client code must.
+		for err != nil && errors.Is(err, syscall.EAGAIN) && time.Since(begin) < time.Second {
+			time.Sleep(time.Millisecond)
+			ch, err = dialChild(s.socket, 5*time.Second)
+		}
 		if err == nil {
 			err = ch.roundTrip(helloFrame(tok), `"result"`, 5*time.Second)
 			ch.c.Close()
