@@ -26,7 +26,7 @@ type Options struct {
 	Mode         relay.Mode
 	// MaxPending, MaxConnsPerChild and MaxUnsentTotal are service.Config's.
 	MaxPending, MaxConnsPerChild, MaxUnsentTotal int
-	Logger                       *slog.Logger
+	Logger                                       *slog.Logger
 }
 
 // shutdownTimeout bounds how long the requests in flight may take to
