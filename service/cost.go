@@ -23,10 +23,13 @@ const (
 	// a few bytes at a time pays for the calls it makes the server do.
 	CostPerRead = 1024
 	// DefaultCostRate and DefaultCostBurst are a child token's share
-	// (Config.CostRate, Config.CostBurst): about 170 probes, or one full
-	// 64 KiB frame, a second after a burst of four times that.
-	DefaultCostRate  = 64 << 10
-	DefaultCostBurst = 256 << 10
+	// (Config.CostRate, Config.CostBurst): about 7 probes a second read
+	// one at a time (more when they arrive together), or a full 64 KiB
+	// report every 9 s, after a burst of four times that. A well-behaved
+	// child (5 reports in 10 s) uses a few percent of it; 64 children
+	// flooding at their share keep the server under a tenth of a core.
+	DefaultCostRate  = 16 << 10
+	DefaultCostBurst = 64 << 10
 	// A pending peer's share is an eighth of a child's: a hello and some,
 	// never a flood before its token is known.
 	pendingCostShare = 8

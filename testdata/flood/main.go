@@ -62,7 +62,7 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Printf("flood: %s, %d children, n=%d, load average at start %s, %d CPUs\n\n", *bin, *children, *n, loadavg(), cpus())
-	fmt.Println("| style | child report p99 idle → loaded (×) | host thread.status p99 (×) | host open+close p99 (×) | flood frames/s | serve peak RSS | peak fds (base) | idle after | CPU after | RSS after settle (idle) | new hellos |")
+	fmt.Println("| style | child report p99 idle → loaded (×) | host thread.status p99 (×) | host open+close p99 (×) | flood frames/s written (answered) | serve peak RSS | peak fds (base) | idle after | CPU after | RSS after settle (idle) | new hellos |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	failed := false
 	for _, st := range run {
@@ -202,21 +202,23 @@ func attack(bin string, st style, children, n int, settle time.Duration, extra [
 		return "", err
 	}
 	out := newLineReader(outPipe)
-	count := func() int64 {
+	count := func() (written, answered int64) {
 		fmt.Fprintln(in, "count")
-		var v int64
-		fmt.Sscan(out.line(), &v)
-		return v
+		fmt.Sscan(out.line(), &written, &answered)
+		return
 	}
 	smp := startSampler(s.proc, 20*time.Millisecond)
 	time.Sleep(500 * time.Millisecond) // every flooder connected and at its pace
-	f0, t0 := count(), time.Now()
+	w0, a0 := count()
+	t0 := time.Now()
 	loaded, err := measure(s, good[n:2*n], n, "loaded")
 	hellos := "-"
 	if err == nil && st.churn {
 		hellos = newHellos(s, good[2*n:])
 	}
-	rate := float64(count()-f0) / time.Since(t0).Seconds()
+	w1, a1 := count()
+	secs := time.Since(t0).Seconds()
+	rate := fmt.Sprintf("%.0f (%.0f)", float64(w1-w0)/secs, float64(a1-a0)/secs)
 	in.Close()
 	fl.Wait()
 	left := time.Now()
@@ -235,7 +237,7 @@ func attack(bin string, st style, children, n int, settle time.Duration, extra [
 		time.Sleep(time.Until(left.Add(settle)))
 		after = fmt.Sprintf("%s (%s)", mib(s.proc.rssKiB()), mib(baseRSS))
 	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %.0f | %s | %d (%d) | %s | %.2f s | %s | %s |",
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %d (%d) | %s | %.2f s | %s | %s |",
 		st.name, ratio(idle.report, loaded.report), ratio(idle.status, loaded.status), ratio(idle.openClose, loaded.openClose),
 		rate, mib(peakRSS), peakFDs, baseFDs, idleAfter, spent.Seconds(), after, hellos), nil
 }

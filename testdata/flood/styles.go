@@ -101,10 +101,10 @@ func styleNamed(name string) (style, bool) {
 
 // flooder is the flooding process: it floods socket in style st, one
 // child per token, and answers each line on stdin with the frames written
-// so far (each write of a frame or a chunk counts one per newline). At
-// stdin's end it closes every connection and exits.
+// so far (one per newline written) and the replies read. At stdin's end it
+// closes every connection and exits.
 func flooder(st style, socket string, tokens []string) {
-	var frames atomic.Int64
+	var frames, answered atomic.Int64 // frames written; replies read
 	var mu sync.Mutex
 	var open []net.Conn
 	stop := make(chan struct{})
@@ -137,7 +137,15 @@ func flooder(st style, socket string, tokens []string) {
 			io.WriteString(c, helloFrame(tok))
 		}
 		if !st.noRead {
-			go io.Copy(io.Discard, c)
+			go func() {
+				r := bufio.NewReaderSize(c, 64<<10)
+				for {
+					if _, err := r.ReadSlice('\n'); err != nil && err != bufio.ErrBufferFull {
+						return
+					}
+					answered.Add(1)
+				}
+			}()
 		}
 		w := bufio.NewWriterSize(c, 64<<10)
 		for j := 1; ; j++ {
@@ -211,7 +219,7 @@ func flooder(st style, socket string, tokens []string) {
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		fmt.Println(frames.Load())
+		fmt.Println(frames.Load(), answered.Load())
 	}
 	close(stop)
 	mu.Lock()
