@@ -81,16 +81,17 @@
 //     longest without progress (the oldest non-readers) are disconnected
 //     first; the stdio host is not counted (one peer, its own bound, and
 //     it cannot be disconnected). Why 1 MiB per peer used to cost about
-//     3 MiB of RSS, as read from the code (not measured apart from the
-//     total budget, which now bounds it anyway): the queue was a slice of one allocation per reply, so
-//     a 60-byte probe reply took a 64- or 128-byte size class (json.Marshal
-//     then an appended newline that reallocated), plus a 24-byte slice
-//     header in a doubling array, plus a 16 KiB bufio.Writer copy; and the
-//     garbage of those allocations doubled the heap under GOGC. The queue
-//     is now one contiguous buffer written straight to the socket (a
-//     spare of at most keepQueueCap is kept, a larger one dropped once
-//     written), so the bytes counted are the bytes held, within the
-//     buffer's growth.
+//     3 MiB of RSS: the queue was a slice of one allocation per reply (a
+//     60-byte probe reply took a 64- or 128-byte size class, json.Marshal's
+//     result then reallocated by the appended newline, plus a 24-byte slice
+//     header in a doubling array), so live heap was 1.69x the bytes counted
+//     (TestUnsentRepliesCostTheirBytes on the code before, 16 peers at
+//     about 0.6 MiB each), and Go's GC (GOGC=100) lets the heap grow to
+//     twice the live part before collecting: about 3.4x in RSS. The queue
+//     is now one contiguous buffer written straight to the socket, without
+//     a bufio.Writer copy (a spare of at most keepQueueCap is kept, a
+//     larger one dropped once written): 1.20x live (the buffer's growth),
+//     so about 2.4x in RSS, and the total budget bounds the whole.
 //   - A connection counts toward MaxPending and MaxConnsPerChild until its
 //     descriptor is closed, whatever its peer did (a half-closed peer with
 //     replies unread holds its slot during the 5 s the server gives it).
