@@ -82,7 +82,7 @@ func (c *conn) bucket() *costBucket {
 	switch {
 	case c.child != nil:
 		return c.child.cost
-	case c.role.Load() == roleHost:
+	case c.auth() == stateHost:
 		return nil
 	}
 	return c.ownCost
@@ -104,7 +104,7 @@ func (c *conn) throttle() {
 			return
 		}
 		d := b.debt(c.s.now())
-		if d <= 0 || c.revoked.Load() || c.isGone() || c.isShutting() {
+		if d <= 0 || c.revoked() || c.isGone() || c.isShutting() {
 			return
 		}
 		// In slices, looking between them for a peer that left: a paced

@@ -40,9 +40,8 @@ const (
 // Unmarshal, which matches names case-sensitively and refuses duplicates.
 
 var (
-	errDepth     = errors.New("nesting too deep")
-	errDuplicate = errors.New("duplicate member")
-	errMembers   = errors.New("too many members")
+	errDepth   = errors.New("nesting too deep")
+	errMembers = errors.New("too many members")
 )
 
 // scanner walks one frame's tokens.

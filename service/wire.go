@@ -29,15 +29,11 @@ func wireReason(v diag.Verdict) string {
 	return "unknown"
 }
 
-func wireDropped(d relay.Dropped) wire.Dropped {
-	return wire.Dropped{Duplicate: d.Duplicate, Rate: d.Rate, Cap: d.Cap, Invalid: d.Invalid}
-}
-
 func wireThreads(ts []relay.ThreadSummary) wire.Threads {
 	r := wire.Threads{Threads: make([]wire.ThreadInfo, len(ts))}
 	for i, t := range ts {
 		r.Threads[i] = wire.ThreadInfo{Path: t.Path, Parent: t.Parent, Owner: t.Owner, Open: t.Open,
-			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: wireDropped(t.Dropped)}
+			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: t.Dropped}
 	}
 	return r
 }
@@ -46,7 +42,7 @@ func wireStatus(s relay.Status) wire.Status {
 	r := wire.Status{
 		Path: s.Path, Parent: s.Parent, Owner: s.Owner, Open: s.Open, Generation: s.Generation,
 		Diagnostics: make([]wire.Diagnostic, len(s.Diagnostics)),
-		Dropped:     wireDropped(s.Dropped),
+		Dropped:     s.Dropped,
 	}
 	for i, d := range s.Diagnostics {
 		r.Diagnostics[i] = wire.Diagnostic{Level: string(d.Level), Source: d.Source, Message: d.Message, At: d.At}

@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/demo"
 	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/watch"
 	"github.com/diagrelay/diagrelay/internal/wire"
@@ -78,6 +81,15 @@ func Run(o Options) (err error) {
 		return err
 	}
 	defer view.Close()
+	// A signal ends the demo as q does, so that the clean-up above runs
+	// (the temporary directory is removed): closing the view ends Follow;
+	// the full-screen view ends on SIGINT and SIGTERM by itself.
+	signaled, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stopSignals()
+	go func() {
+		<-signaled.Done()
+		view.Close()
+	}()
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -128,8 +140,8 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		children[path] = c
 		return nil
 	}
-	for _, t := range tree {
-		if err := open(t[0], t[1]); err != nil {
+	for _, t := range demo.Children() {
+		if err := open(t.Path, t.Owner); err != nil {
 			return err
 		}
 	}
