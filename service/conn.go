@@ -52,8 +52,11 @@ const (
 	stateRevoked
 	// stateGone is a peer disconnected now (conn.kill): its blocked reads
 	// and writes fail. Entered by Serve's accept goroutine (evicting the
-	// oldest pending peer), the hello timer, or whoever queues a reply
-	// over Config.MaxUnsent.
+	// oldest pending peer), the hello timer, whoever queues a frame over
+	// Config.MaxUnsent or over the total budget (budget.go, which may
+	// disconnect another, older non-reader), the writer when a write to
+	// the socket fails, or the loop when its peer has closed its end
+	// (cost.go: its frames left in the socket are not read).
 	stateGone
 	// stateDraining: the loop has ended (input ended, revoked, gone or
 	// Shutdown) or Shutdown has nothing in flight; the writer writes what
@@ -61,7 +64,10 @@ const (
 	// Shutdown).
 	stateDraining
 	// stateClosed: the writer has ended (conn.written, closed by the
-	// writer goroutine); the loop goroutine returns once it sees it.
+	// writer goroutine); the loop goroutine then closes the descriptor,
+	// and only then leaves Server.pending and its token's connections: a
+	// connection counts toward MaxPending and MaxConnsPerChild until its
+	// descriptor is closed.
 	stateClosed
 )
 
