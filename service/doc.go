@@ -130,18 +130,22 @@
 //
 // # Locks
 //
-// A connection's loop holds one of the scheduler's slots (a semaphore)
-// while it handles a frame, and takes it before any lock; a report gives
-// it back while the relay and the mailbox work. Under a slot the lock
-// order is:
+// A child's or pending peer's loop holds one of the scheduler's slots (a
+// semaphore) while it handles a frame, and takes it before any lock; a
+// report gives it back while the relay and the mailbox work; a host takes
+// none. The lock order is:
 //
 //  1. Server.openMu (runtime.open and runtime.close), then any of: the
 //     relay's locks (relay's package doc gives their order), the token
 //     table's mu, or the event hub's mu and then one subscriber's mu.
-//  2. Every other lock is a leaf, held for a few field updates and
+//  2. A conn's qmu (its write queue), then the unsent budget's mu
+//     (budget.go, a leaf): a frame is counted in the total as it is
+//     queued. The peers the budget disconnects are killed after both are
+//     released.
+//  3. Every other lock is a leaf, held for a few field updates and
 //     never while taking another: Server.mu (connections, pending peers,
-//     requests in flight), a conn's mu (its hello timer) and qmu (its
-//     write queue), and the log limiter's.
+//     requests in flight), a conn's mu (its hello timer), a cost bucket's
+//     (cost.go), and the log limiter's.
 //
 // No lock is held while a frame is written or while the relay calls a
 // sink (the mailbox, hostNotifier, the event hub as relay.Observer), and
