@@ -26,9 +26,10 @@ type Options struct {
 	Stdio        bool   // serve the host on stdin/stdout
 	Socket, Data string // the socket ("": none) and the data directory
 	Mode         relay.Mode
-	// MaxPending, MaxConnsPerChild and BindPeer are service.Config's.
-	MaxPending, MaxConnsPerChild int
-	BindPeer                     bool
+	// MaxPending, MaxConnsPerChild, MaxUnsentTotal and BindPeer are
+	// service.Config's.
+	MaxPending, MaxConnsPerChild, MaxUnsentTotal int
+	BindPeer                                     bool
 	// NoHostToken (--host-socket=off) writes no host token and removes a
 	// stale one: the stdio peer is the only host.
 	NoHostToken bool
@@ -60,7 +61,8 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 	}
 
 	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
-		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, BindPeer: o.BindPeer})
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal,
+		BindPeer: o.BindPeer})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
