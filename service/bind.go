@@ -128,7 +128,7 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 	bp.mu.Lock()
 	if bp.exited {
 		bp.mu.Unlock()
-		return c.refusePeer(b, "the bound process has exited")
+		return c.refusePeer(b, whyExited)
 	}
 	if owner := bp.owner; owner != nil {
 		bp.mu.Unlock()
@@ -178,8 +178,15 @@ func (c *conn) refusePeer(b *binding, why string) *wire.Error {
 	s.peers.mu.Unlock()
 	s.log.Warn("refused a hello with a bound token", "thread", b.path, "reason", why,
 		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
+	if why == whyExited {
+		return wire.Errorf(wire.CodeUnauthenticated, "session.hello: this token is bound to another process, which has exited")
+	}
 	return wire.Errorf(wire.CodeUnauthenticated, "session.hello: this token is bound to another process")
 }
+
+// whyExited is the reason logged for a hello after the bound process's
+// exit; the child is told so too.
+const whyExited = "the bound process has exited"
 
 // admitHost checks a hello with the host token: refused when the
 // connecting process is a live bound child's process or a descendant of

@@ -129,7 +129,7 @@ func TestBoundTokenBelongsToItsProcess(t *testing.T) {
 	}
 	// Refused to every process now, descendants included.
 	d := startHelper(t, e, "d", tok, helperOptions{})
-	if h := d.expectHello("d"); !isError(h, wire.CodeUnauthenticated, "bound to another process") {
+	if h := d.expectHello("d"); !isError(h, wire.CodeUnauthenticated, "bound to another process, which has exited") {
 		t.Fatalf("a hello after the exit: %v", h)
 	}
 	e.host.mustCall("mailbox.read", map[string]any{"recipient": "/root/b"})
