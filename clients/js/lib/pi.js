@@ -22,6 +22,9 @@ export const MESSAGE_TYPE = "diagrelay";
 /** How often a nested child asks for its own thread's mailbox (ms): within 3 s (SPEC §11.3). */
 export const CHILD_MAILBOX_POLL = 1000;
 
+/** How often the root Host's mailbox is read besides the events (ms). */
+export const ROOT_MAILBOX_POLL = 1000;
+
 const KEY = Symbol.for("diagrelay.pi.registry/1");
 
 /**
@@ -165,10 +168,18 @@ function rootHost(pi) {
       }
     });
     const drain = () => deliver({ read: (r) => host.readMailbox(r), ack: (r, ids) => host.ack(r, ids) }, "/root", registry().parent?.pi ?? pi).catch(() => {});
+    // The service observes a delivery before it writes the mailbox
+    // (relay/runtime.go), so "delivered" alone can come too early: the
+    // notification that follows the write ("notified", "held") asks again,
+    // and so does a poll each ROOT_MAILBOX_POLL ms (print mode has no
+    // notifications).
     host.on("event", (e) => {
-      if (e?.kind === "delivered" || e?.kind === "lost") drain();
+      if (["delivered", "notified", "held", "lost"].includes(e?.kind)) drain();
     });
+    const poll = setInterval(drain, ROOT_MAILBOX_POLL);
+    poll.unref();
     host.on("exit", () => {
+      clearInterval(poll);
       fs.rmSync(sockDir, { recursive: true, force: true });
       if (where.temporary) fs.rmSync(where.data, { recursive: true, force: true });
       if (registry().host === started) registry().host = null;
