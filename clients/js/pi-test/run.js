@@ -171,3 +171,47 @@ test("pi --mode rpc with the package installed starts (index.js is not taken as 
   assert.equal(rpc.stderr(), "");
   assert.equal(model.requests.length, 0);
 });
+
+test("a restarted session gets the messages its last process left unacknowledged", { timeout: 600_000 }, async (t) => {
+  const model = await startFakeModel();
+  t.after(() => model.close());
+  const agentDir = await makeAgentDir(t, model.url);
+  const sessions = fs.mkdtempSync(path.join(os.tmpdir(), "drpi-sessions-"));
+  t.after(() => fs.rmSync(sessions, { recursive: true, force: true }));
+  const first = startRPC(t, agentDir, ["-e", SUBAGENT, "--session-dir", sessions]);
+  // A first exchange, so that pi has written the session file.
+  await first.send({ type: "prompt", message: "FIRST PROMPT REPLY:first-done" }, 60_000);
+  await first.waitFrame((f) => f.type === "agent_end", 60_000, "agent_end");
+  // Open the child's runtime and start the child, then stop the parent pi
+  // before the child has loaded: its serve stays up and takes the reports,
+  // and nobody acknowledges them.
+  await first.send({ type: "prompt", message: "/spawn /root/late" });
+  process.kill(first.proc.pid, "SIGSTOP");
+  const end = Date.now() + 120_000;
+  const serve = servePid(first.proc.pid);
+  assert.ok(serve);
+  const socket = /--socket\0([^\0]+)/.exec(fs.readFileSync(`/proc/${serve}/cmdline`, "utf8"))[1];
+  const dataDir = path.join(sessions, String(fs.readdirSync(sessions, { recursive: true }).find((p) => String(p).endsWith(".diagrelay"))));
+  while ((await unacknowledged(socket, dataDir, "/root")) < 3) {
+    assert.ok(Date.now() < end, "the child's three reports never reached the mailbox");
+    await sleep(100);
+  }
+  process.kill(first.proc.pid, "SIGKILL");
+  await first.exited;
+  // serve sees its stdin close and stops.
+  while (fs.existsSync(`/proc/${serve}`) && !fs.readFileSync(`/proc/${serve}/stat`, "utf8").includes(") Z")) {
+    assert.ok(Date.now() < end, "serve outlived its pi");
+    await sleep(50);
+  }
+  const second = startRPC(t, agentDir, ["-e", SUBAGENT, "--session-dir", sessions, "--continue"]);
+  await second.send({ type: "get_state" }, 60_000);
+  const before = model.requests.length;
+  await second.send({ type: "prompt", message: "SECOND PROMPT REPLY:second-done" }, 60_000);
+  await second.waitFrame((f) => f.type === "agent_end", 60_000, "agent_end");
+  const asked = model.requests.slice(before);
+  assert.equal(asked.length, 1);
+  for (const message of ["lint config not found, using defaults", "session started with a Bidi override", "shutting down: red text"]) {
+    assert.ok(asked[0].text.includes(`Extension diagnostic from /root/late ${LABEL}`) && asked[0].text.includes(message), `the resumed session's request lacks ${message}`);
+  }
+  assert.equal(await unacknowledged(/--socket\0([^\0]+)/.exec(fs.readFileSync(`/proc/${servePid(second.proc.pid)}/cmdline`, "utf8"))[1], dataDir, "/root"), 0);
+});
