@@ -153,7 +153,10 @@ test("a child with the extension but no host exits 0 and prints nothing", { time
     "stale variables": { DIAGRELAY_SOCKET: path.join(cwd, "gone.sock"), DIAGRELAY_TOKEN: "stale-token" },
   };
   for (const [name, env] of Object.entries(cases)) {
-    const r = await exec(PI, ["-e", CHILD_EXTENSION, "-e", SEED, "-p", "--no-session", "LONE TASK REPLY:lone-done"], { cwd, env: baseEnv(agentDir, env), timeout: 150_000 });
+    // stdin closed, as a subagent package runs it (pi -p reads piped input).
+    const run = exec(PI, ["-e", CHILD_EXTENSION, "-e", SEED, "-p", "--no-session", "LONE TASK REPLY:lone-done"], { cwd, env: baseEnv(agentDir, env), timeout: 150_000 });
+    run.child.stdin?.end();
+    const r = await run;
     assert.equal(r.stdout, "lone-done\n", name);
     assert.equal(r.stderr, "", name);
   }
