@@ -58,12 +58,12 @@ export function hostedChild(env = process.env) {
  * without a file (--no-session) a fresh directory under the temporary
  * directory, removed when the session ends. DIAGRELAY_PI_DATA overrides both.
  * @param {string | undefined} sessionFile
- * @returns {{data: string, temporary: boolean}}
+ * @returns {{data: string, temporary: boolean}} data "" for a temporary directory not made yet
  */
 export function sessionDataDir(sessionFile, env = process.env) {
   if (env.DIAGRELAY_PI_DATA) return { data: env.DIAGRELAY_PI_DATA, temporary: false };
   if (sessionFile) return { data: sessionFile.replace(/\.jsonl$/, "") + ".diagrelay", temporary: false };
-  return { data: fs.mkdtempSync(path.join(os.tmpdir(), "diagrelay-pi-")), temporary: true };
+  return { data: "", temporary: true }; // made when the Host starts
 }
 
 /**
@@ -153,13 +153,21 @@ function rootHost(pi) {
   const reg = registry();
   if (reg.host) return reg.host;
   const parent = reg.parent;
-  let where = parent ? { data: parent.data, temporary: parent.temporary } : sessionDataDir(undefined);
+  const where = parent ? { data: parent.data, temporary: parent.temporary } : sessionDataDir(undefined);
   reg.host = (async () => {
+    if (!where.data) where.data = fs.mkdtempSync(path.join(os.tmpdir(), "diagrelay-pi-"));
     fs.mkdirSync(where.data, { recursive: true, mode: 0o700 });
     fs.chmodSync(where.data, 0o700);
     // Unix socket paths are limited to about 100 bytes: a short directory of its own.
     const sockDir = fs.mkdtempSync(path.join(os.tmpdir(), "drpi-"));
-    const host = await Host.start({ data: where.data, socket: path.join(sockDir, "s"), mode: parent?.mode ?? "rpc" });
+    let host;
+    try {
+      host = await Host.start({ data: where.data, socket: path.join(sockDir, "s"), mode: parent?.mode ?? "rpc" });
+    } catch (err) {
+      fs.rmSync(sockDir, { recursive: true, force: true });
+      if (where.temporary) fs.rmSync(where.data, { recursive: true, force: true });
+      throw err;
+    }
     host.on("notify", (n) => {
       try {
         registry().parent?.ui?.notify(n.message, n.notifyType);

@@ -29,7 +29,7 @@ export default function diagrelayParent(pi) {
     reg.parent = { claim, pi, ui: ctx.hasUI ? ctx.ui : null, data: where.data, temporary: where.temporary, mode: ctx.hasUI ? "rpc" : "print" };
     // A resumed session's data directory holds a mailbox: start now, so its
     // unacknowledged messages reach the agent before the next prompt.
-    if (fs.existsSync(path.join(where.data, "mailbox.db"))) await startRootHostIfResumed(pi);
+    if (where.data && fs.existsSync(path.join(where.data, "mailbox.db"))) await startRootHostIfResumed(pi);
   });
 
   pi.on("session_shutdown", () => {
