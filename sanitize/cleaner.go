@@ -6,8 +6,14 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// maxNonStarters is the Stream-Safe Text Format limit (UAX #15) that norm
-// enforces by inserting U+034F; the cleaner drops the excess instead.
+// maxMarks is the number of combining marks a grapheme cluster keeps: what
+// a terminal cell holds (tmux draws about 10), and more than any script's
+// real text needs (SPEC §5.1 rule 2). It is below the Stream-Safe Text
+// Format limit of 30 (UAX #15) that norm enforces by inserting U+034F, so
+// norm never does.
+const maxMarks = 8
+
+// maxNonStarters is that Stream-Safe Text Format limit of norm.
 const maxNonStarters = 30
 
 // What the last character written to the output was.
@@ -62,6 +68,9 @@ type cleaner[T text] struct {
 	jl     bool  // the last kept character that is not transparent joins to the left
 	k1, k2 uint8 // emoji kinds of the last two kept items
 	noLow  bool  // a ZWJ stands before a virama: no mark may sort before the virama
+
+	nextVirama rune // the virama being kept, while keep judges the joiners before it
+	afterNew   bool // the output ends with the U+FFFD of a run of code points after the floor
 }
 
 // text is what the cleaner reads: a string (Clean) or the bytes handed to
@@ -197,7 +206,7 @@ func (c *cleaner[T]) normalize() {
 // joiner, with properties p, and reports whether to write it. It is false
 // for a mark beyond the cap of the grapheme cluster, and once done.
 //
-// The mark count: a grapheme cluster keeps at most maxNonStarters marks,
+// The mark count: a grapheme cluster keeps at most maxMarks marks,
 // counted as norm counts non-starters (their leading non-starters, a
 // starter's trailing ones), plus one for each mark norm does not count (a
 // mark or Extend character of class 0). The count restarts only at a
@@ -208,7 +217,11 @@ func (c *cleaner[T]) normalize() {
 // run of non-starters spans a restart, norm's own stream-safe limit is
 // never reached either.
 func (c *cleaner[T]) keep(p props) bool {
-	if c.noLow && p.has(propLowCCC) {
+	// A mark of class 1-8 directly after a virama that a kept ZWJ stands
+	// before would sort before the virama; not after a space or a joiner
+	// that will be written (a starter between them keeps the order), so
+	// the decision is the same on a second pass.
+	if c.noLow && p.has(propLowCCC) && !c.space && !(c.runN > 0 && c.runKeeps(p, true) != [2]bool{}) {
 		return false
 	}
 	base := p.starter() && !p.has(propCont)
@@ -221,7 +234,7 @@ func (c *cleaner[T]) keep(p props) bool {
 	}
 	// Decided before pending joiners are written, so that a dropped
 	// character leaves them pending; a pending joiner may glue.
-	if (!base || c.glue || c.runN > 0) && !c.space && c.ss+add > maxNonStarters {
+	if (!base || c.glue || c.runN > 0) && !c.space && c.ss+add > maxMarks {
 		return false
 	}
 	if c.runN > 0 && !c.endRun(p, true) {
@@ -251,11 +264,15 @@ func (c *cleaner[T]) keep(p props) bool {
 		c.dirty = true
 	}
 	c.prev = prevVisible
+	c.afterNew = false
 	return true
 }
 
 // keepRune writes the kept character src[a:b].
 func (c *cleaner[T]) keepRune(p props, a, b int) {
+	if p.has(propVirama) {
+		c.nextVirama, _ = decode(c.src, a)
+	}
 	if c.keep(p) {
 		c.copySrc(a, b)
 		c.units += 1 + (b-a)>>2 // 4-byte characters are surrogate pairs
@@ -267,6 +284,20 @@ func (c *cleaner[T]) replacement() {
 	if c.keep(plain) {
 		c.writeString("\uFFFD")
 		c.units++
+	}
+}
+
+// afterFloor handles a code point assigned after DisplayFloor: each
+// maximal run of them (removed characters and pending joiners between
+// them do not end it) becomes one U+FFFD.
+func (c *cleaner[T]) afterFloor() {
+	if c.afterNew && !c.space {
+		return
+	}
+	if c.keep(plain) {
+		c.writeString("\uFFFD")
+		c.units++
+		c.afterNew = true
 	}
 }
 
@@ -302,7 +333,7 @@ func (c *cleaner[T]) writeSpace() bool {
 		c.writeString(" ")
 	}
 	c.units++
-	c.ss, c.glue, c.noLow = 0, false, false
+	c.ss, c.glue, c.noLow, c.afterNew = 0, false, false, false
 	c.jl, c.k2, c.k1 = false, c.k1, kOther
 	return true
 }
