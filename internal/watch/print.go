@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -76,8 +77,9 @@ func (p *Printer) Event(ev Event) error {
 		fmt.Fprintf(&b, " gen %d", ev.Generation)
 	case "delivered":
 		b.WriteString(" " + ev.Level)
-		if ev.Source != "" {
-			b.WriteString(" [" + ev.Source + "]")
+		// Framed as the notification frames it (docs: SPEC §7 item 1).
+		if src := relay.FrameSource(ev.Source); src != "" {
+			b.WriteString(" [" + src + "]")
 		}
 		b.WriteString(" " + ev.Message)
 	case "dropped":
