@@ -162,3 +162,46 @@ func TestStatusRecipient(t *testing.T) {
 		}
 	}
 }
+
+// Issue 19 channel 5, frame lookalikes: a payload in the marks and
+// punctuation before a source's first letter (which would combine with
+// the frame's "[" or pass for its own decoration). The decoder reads it
+// back from the source, and nothing from the frame: every payload gives
+// the same frame.
+func TestFrameLookalikesCarryNothing(t *testing.T) {
+	encode := func(p []byte) string {
+		var b strings.Builder
+		for _, c := range p {
+			for k := 6; k >= 0; k -= 2 {
+				b.WriteRune([]rune{0x0338, 0x20E5, '-', '.'}[c>>k&3])
+			}
+		}
+		return b.String() + "lint"
+	}
+	decode := func(s string) []byte {
+		var out []byte
+		var c byte
+		n := 0
+		for _, r := range s {
+			d := strings.IndexRune("\u0338\u20e5-.", r)
+			if d < 0 {
+				break
+			}
+			// IndexRune gives byte offsets: U+0338 at 0, U+20E5 at 2.
+			c = c<<2 | byte(map[int]int{0: 0, 2: 1, 5: 2, 6: 3}[d])
+			if n++; n == 4 {
+				out, c, n = append(out, c), 0, 0
+			}
+		}
+		return out
+	}
+	for _, p := range [][]byte{{0}, {0xFF}, {0x1B, 0x9C}, []byte("pwned")} {
+		src := sanitize.Source(encode(p))
+		if got := decode(src); string(got) != string(p) {
+			t.Fatalf("the decoder does not read the sanitized source: %x, want %x", got, p)
+		}
+		if got := relay.FrameSource(src); got != "lint" || len(decode(got)) != 0 {
+			t.Errorf("payload %x: frame %+q", p, got)
+		}
+	}
+}
