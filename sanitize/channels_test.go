@@ -78,6 +78,37 @@ var channels = []channel{
 		},
 	},
 	{
+		// 2 again: marks within the 8 but past the 21 bytes a tmux cell
+		// holds: a letter, 6 marks of 3 bytes, then 3-byte marks, two
+		// bits each.
+		name: "marks past a cell's bytes",
+		encode: func(p []byte) string {
+			var b strings.Builder
+			for _, c := range p {
+				b.WriteString("a" + strings.Repeat("\u20D6", 6))
+				for k := 6; k >= 0; k -= 2 {
+					b.WriteRune(0x20D0 + rune(c>>k&3))
+				}
+				b.WriteByte(' ')
+			}
+			return b.String()
+		},
+		decode: func(s string) []byte {
+			var out []byte
+			var c byte
+			n := 0
+			for _, r := range s {
+				if 0x20D0 <= r && r < 0x20D4 {
+					c = c<<2 | byte(r-0x20D0)
+					if n++; n == 4 {
+						out, c, n = append(out, c), 0, 0
+					}
+				}
+			}
+			return out
+		},
+	},
+	{
 		// 3: selectors and joiners that change nothing: a bit per
 		// character, 1 as a no-op selector or joiner after it: U+FE0E
 		// after text-default ©, U+FE0F after emoji-default ⌚, ZWJ

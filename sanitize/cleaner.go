@@ -13,6 +13,10 @@ import (
 // norm never does.
 const maxMarks = 8
 
+// cellBytes is how many bytes of UTF-8 a terminal cell holds: tmux 3.3a
+// keeps at most 21 and drops what would pass them (see keep).
+const cellBytes = 21
+
 // maxNonStarters is that Stream-Safe Text Format limit of norm.
 const maxNonStarters = 30
 
@@ -70,6 +74,12 @@ type cleaner[T text] struct {
 	noLow  bool  // a ZWJ stands before a virama: no mark may sort before the virama
 
 	nextVirama rune // the virama being kept, while keep judges the joiners before it
+
+	// The bytes in the current terminal cell past its first character
+	// (see keep), and whether the cell is the last one of a run, whose
+	// count keep works out when it needs it.
+	cb      int
+	cbStale bool
 	afterNew   bool // the output ends with the U+FFFD of a run of code points after the floor
 }
 
@@ -216,7 +226,7 @@ func (c *cleaner[T]) normalize() {
 // of UAX #29). Joiners and removed characters never restart it. Since no
 // run of non-starters spans a restart, norm's own stream-safe limit is
 // never reached either.
-func (c *cleaner[T]) keep(p props) bool {
+func (c *cleaner[T]) keep(p props, n int) bool {
 	// A mark of class 1-8 directly after a virama that a kept ZWJ stands
 	// before would sort before the virama; not after a space or a joiner
 	// that will be written (a starter between them keeps the order), so
@@ -234,8 +244,30 @@ func (c *cleaner[T]) keep(p props) bool {
 	}
 	// Decided before pending joiners are written, so that a dropped
 	// character leaves them pending; a pending joiner may glue.
-	if (!base || c.glue || c.runN > 0) && !c.space && c.ss+add > maxMarks {
+	if (!base || c.glue || c.runN > 0 && c.runGlues(p)) && !c.space && c.ss+add > maxMarks {
 		return false
+	}
+	// The terminal cell's bytes: a character that takes a cell starts
+	// one (unless a kept ZWJ joins it to the one before; a spacing mark
+	// counts with its base, a skin tone starts its own, as in tmux), the
+	// rest go into the current one, and a mark that would take the cell
+	// past cellBytes (pending joiners counted if they would be kept) is
+	// removed. Each character counts the bytes of its NFD form: NFC only
+	// ever shrinks a cell, and NFD is the same on a second pass, which so
+	// keeps what the first kept.
+	newCell := !p.has(propZeroWidth) && (!p.has(propCont) || p.has(propEmojiMod)) && (c.k1 != kZWJ || c.space)
+	w := p.nfdBytes()
+	if !newCell {
+		if c.cbStale {
+			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
+		}
+		cb := c.cb
+		if c.space {
+			cb = 1 // the pending space starts the cell
+		}
+		if !base && cb+w+3*c.runN > cellBytes && (c.runN == 0 || cb+w+3*c.runKept(p) > cellBytes) {
+			return false
+		}
 	}
 	if c.runN > 0 && !c.endRun(p, true) {
 		return false
@@ -253,6 +285,11 @@ func (c *cleaner[T]) keep(p props) bool {
 		c.ss = p.trail()
 	} else {
 		c.ss += add
+	}
+	if newCell {
+		c.cb, c.cbStale = w, false
+	} else {
+		c.cb += w
 	}
 	if base {
 		c.glue = p.has(propGlue)
@@ -273,15 +310,18 @@ func (c *cleaner[T]) keepRune(p props, a, b int) {
 	if p.has(propVirama) {
 		c.nextVirama, _ = decode(c.src, a)
 	}
-	if c.keep(p) {
+	if c.keep(p, b-a) {
 		c.copySrc(a, b)
 		c.units += 1 + (b-a)>>2 // 4-byte characters are surrogate pairs
 	}
 }
 
+// replacementProps are the properties of U+FFFD that keep uses.
+const replacementProps = plain | 3<<33 // NFD: itself, 3 bytes
+
 // replacement writes U+FFFD for an invalid byte sequence.
 func (c *cleaner[T]) replacement() {
-	if c.keep(plain) {
+	if c.keep(replacementProps, 3) {
 		c.writeString("\uFFFD")
 		c.units++
 	}
@@ -294,7 +334,7 @@ func (c *cleaner[T]) afterFloor() {
 	if c.afterNew && !c.space {
 		return
 	}
-	if c.keep(plain) {
+	if c.keep(replacementProps, 3) {
 		c.writeString("\uFFFD")
 		c.units++
 		c.afterNew = true
@@ -334,6 +374,7 @@ func (c *cleaner[T]) writeSpace() bool {
 	}
 	c.units++
 	c.ss, c.glue, c.noLow, c.afterNew = 0, false, false, false
+	c.cb, c.cbStale = 1, false
 	c.jl, c.k2, c.k1 = false, c.k1, kOther
 	return true
 }

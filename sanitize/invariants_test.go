@@ -195,6 +195,15 @@ func violations(in string, limit int, out string) []string {
 	if n := clusterMarks(out); n > maxMarks {
 		bad("%d marks in one grapheme cluster", n)
 	}
+	// No terminal cell past the 21 bytes tmux holds, but for an emoji
+	// ZWJ sequence, which the SPEC keeps whole.
+	if _, over := tmuxCells(out); len(over) > 0 {
+		for _, c := range over {
+			if !strings.Contains(c, "\u200D") {
+				bad("a cell of %d bytes: %+q", len(c), c)
+			}
+		}
+	}
 	if !norm.NFC.IsNormalString(out) {
 		bad("not NFC")
 	}

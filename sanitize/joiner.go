@@ -86,6 +86,10 @@ func (c *cleaner[T]) endRun(next props, hasNext bool) bool {
 		c.units++
 		c.prev = prevJoiner
 		c.afterNew = false
+		if c.cbStale {
+			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
+		}
+		c.cb += 3
 		c.noLow = false
 		c.jl = false
 		kind := kOther
@@ -128,6 +132,28 @@ func (c *cleaner[T]) runKeeps(next props, hasNext bool) (keep [2]bool) {
 		}
 	}
 	return keep
+}
+
+// runGlues reports whether endRun would keep a ZWJ before the kept
+// character with properties next, which then continues the cluster (GB11,
+// GB9c): only then do pending joiners make next count toward the marks of
+// the cluster before them.
+func (c *cleaner[T]) runGlues(next props) bool {
+	k := c.runKeeps(next, true)
+	return k[0] && c.run[0] == zwj || k[1] && c.run[1] == zwj
+}
+
+// runKept returns how many of the pending joiners endRun would keep
+// before the kept character with properties next.
+func (c *cleaner[T]) runKept(next props) int {
+	k := c.runKeeps(next, true)
+	n := 0
+	for _, ok := range k {
+		if ok {
+			n++
+		}
+	}
+	return n
 }
 
 // allowed reports whether the joiner r has a visible effect between the

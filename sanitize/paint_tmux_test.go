@@ -20,13 +20,12 @@ import (
 // takes exactly Width cells (a "#" after a gap, or over the output's last
 // cell, shows otherwise).
 //
-// One limit of tmux's is beyond the sanitizer's rules: a cell holds at
-// most 21 bytes of UTF-8, and tmux drops what would pass them. The
-// SPEC's rules keep two things that can: an emoji ZWJ sequence of four
-// or more elements (👨‍👩‍👧‍👦 is 25 bytes, and tmux draws it in one cell)
-// and a cluster's 8 marks when they are of 3 bytes each. For such a cell
-// the test expects what tmux keeps (its first 21 bytes' code points) and
-// logs it: what tmux 3.3a cannot show, the SPEC has the sanitizer keep.
+// A tmux cell holds at most 21 bytes of UTF-8, and tmux drops what would
+// pass them: the sanitizer keeps no mark past them (cellBytes), but the
+// SPEC has it keep emoji ZWJ sequences whole, and one of four or more
+// elements (👨‍👩‍👧‍👦 is 25 bytes, and tmux draws it in one cell) passes
+// them. For such a cell the test expects what tmux keeps (its first 21
+// bytes' code points) and logs it; any other cell over 21 bytes fails.
 func TestPaintedInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
@@ -84,7 +83,10 @@ func TestPaintedInTmux(t *testing.T) {
 				t.Errorf("painted %+q (Width %d):\n got %+q\nwant %+q", s, Width(s), got, want)
 			}
 			for _, c := range over {
-				t.Logf("a cell over tmux's 21 bytes (%d), kept by the SPEC's rules: %+q", len(c), c)
+				if !strings.Contains(c, "\u200D") {
+					t.Errorf("a cell of %d bytes, not an emoji ZWJ sequence: %+q", len(c), c)
+				}
+				t.Logf("an emoji ZWJ sequence over tmux's 21 bytes a cell (%d), kept by the SPEC's rules: %+q", len(c), c)
 			}
 		}
 	}

@@ -21,8 +21,8 @@ import (
 //	bits 4-5  leading non-starters, in norm's stream-safe counting
 //	bits 6-7  trailing non-starters, in norm's stream-safe counting
 //	bits 8-   the contexts of the joiner rule and the grapheme-cluster mark
-//	          count, below
-type props uint32
+//	          count, below (bits 24-31: the combining class)
+type props uint64
 
 const (
 	kindKeep   props = 0
@@ -56,6 +56,9 @@ const (
 	propNoDecomp props = 1 << 23 // no canonical decomposition (the fast NFC path, nfc.go)
 	// bits 24-31: Canonical_Combining_Class
 
+	propZeroWidth props = 1 << 32 // takes no cell of its own (Width): it goes into the cell before it
+	// bits 33-37: the length of its NFD form in UTF-8 (see cleaner.keep)
+
 	// plain is the common case: a kept, NFC-stable starter with no
 	// non-starters in its decomposition.
 	plain = kindKeep | propStable | propStarter
@@ -68,6 +71,7 @@ func (p props) lead() int        { return int(p>>4) & 3 }
 func (p props) trail() int       { return int(p>>6) & 3 }
 func (p props) has(q props) bool { return p&q != 0 }
 func (p props) ccc() uint8       { return uint8(p >> 24) }
+func (p props) nfdBytes() int    { return int(p>>33) & 31 }
 
 // The properties of planes 0-3 (the BMP, plane 1's emoji and historic
 // scripts, the CJK extensions B-H of planes 2 and 3) are kept in 256-entry
@@ -231,6 +235,7 @@ func contextProps(r rune, p props) props {
 	set(propEmojiVS, unicode.Is(emojiVariation, r))
 	set(propKeycap, r == '#' || r == '*' || '0' <= r && r <= '9')
 	set(propKeycapEnd, r == 0x20E3)
+	set(propZeroWidth, cells(r) == 0)
 	if p.kind() != kindKeep {
 		return q
 	}
@@ -266,9 +271,13 @@ func normProps(r rune) props {
 			p |= propStable
 		}
 	}
-	if norm.NFD.Properties(b).Decomposition() == nil {
+	n := len(b)
+	if d := norm.NFD.Properties(b).Decomposition(); d == nil {
 		p |= propNoDecomp
+	} else {
+		n = len(d)
 	}
+	p |= props(min(n, 31)) << 33
 	p |= props(nfc.CCC()) << 24
 	lead, trail := nonStarters(r, b)
 	return p | props(lead)<<4 | props(trail)<<6
