@@ -78,9 +78,9 @@ type cleaner[T text] struct {
 	// The bytes in the current terminal cell past its first character
 	// (see keep), and whether the cell is the last one of a run, whose
 	// count keep works out when it needs it.
-	cb      int
-	cbStale bool
-	afterNew   bool // the output ends with the U+FFFD of a run of code points after the floor
+	cb       int
+	cbStale  bool
+	afterNew bool // the output ends with the U+FFFD of a run of code points after the floor
 }
 
 // text is what the cleaner reads: a string (Clean) or the bytes handed to
