@@ -75,9 +75,9 @@ type cleaner[T text] struct {
 
 	nextVirama rune // the virama being kept, while keep judges the joiners before it
 
-	// The bytes in the current terminal cell past its first character
-	// (see keep), and whether the cell is the last one of a run, whose
-	// count keep works out when it needs it.
+	// The bytes (of NFD) in the current terminal cell (see keep), and
+	// whether the cell is the last character of a run, whose count keep
+	// works out when it needs it.
 	cb       int
 	cbStale  bool
 	afterNew bool // the output ends with the U+FFFD of a run of code points after the floor
