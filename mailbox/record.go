@@ -73,18 +73,6 @@ func withID(sum uint32, id uint64) uint32 {
 	return ^crc
 }
 
-// encodeRecord returns m's version 2 record under id.
-func encodeRecord(id uint64, m *relay.ParentMessage) []byte {
-	body := encodeBody(nil, m)
-	return sealRecord(body, bodySum(body), id)
-}
-
-// encodeRecordV1 appends m's version 1 record (no checksum) to dst: what
-// stores written before checksums hold.
-func encodeRecordV1(dst []byte, m *relay.ParentMessage) []byte {
-	return appendFields(dst, recordV1, m)
-}
-
 func appendFields(dst []byte, version byte, m *relay.ParentMessage) []byte {
 	n := len(dst) + 1 + 6*binary.MaxVarintLen64 + messageBytes(m) + 2*binary.MaxVarintLen64 + crcSize
 	if cap(dst) < n {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
@@ -121,7 +122,7 @@ func TestClosedRuntimeReportIsNotInvalid(t *testing.T) {
 		t.Errorf("Reopen of a replaced runtime: %v", err)
 	}
 	next.Report(nil) // one invalid, from the live generation
-	if st := r.status(t, "/root/x"); st.Dropped != (relay.Dropped{Invalid: 1}) {
+	if st := r.status(t, "/root/x"); st.Dropped != (diag.Dropped{Invalid: 1}) {
 		t.Errorf("dropped %+v, want only the live generation's invalid", st.Dropped)
 	}
 }
@@ -140,7 +141,7 @@ func TestDropsSumOverGenerations(t *testing.T) {
 	}
 	next.Report(report("info", "same", ""))
 	next.Report(report("info", "same", ""))
-	want := relay.Dropped{Duplicate: 2, Invalid: 1}
+	want := diag.Dropped{Duplicate: 2, Invalid: 1}
 	if st := r.status(t, "/root/x"); st.Dropped != want {
 		t.Errorf("live: dropped %+v, want %+v", st.Dropped, want)
 	}

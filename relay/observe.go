@@ -58,7 +58,7 @@ type ThreadSummary struct {
 	Open                bool
 	Generation          uint64
 	Diagnostics         int // how many the status holds, at most MaxStatusDiagnostics
-	Dropped             Dropped
+	Dropped             diag.Dropped
 }
 
 // Thread returns the summary of the thread at path, and false if the

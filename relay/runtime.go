@@ -19,12 +19,13 @@ type thread struct {
 	head  int          // index of the oldest entry once the ring is full
 	// dropped sums the drops of the closed generations' gates; the live
 	// one's are added when read. The gates are the one count of drops.
-	dropped Dropped
+	dropped diag.Dropped
 }
 
-// recipient is where a thread's reports go: its parent, or for an
-// independent root its owner.
-func recipient(parent, owner string) string {
+// Recipient is where the reports of a thread with this parent and owner
+// go: its parent, or for an independent root (parent "") its owner. It is
+// the one statement of the rule; Status.Recipient and package watch use it.
+func Recipient(parent, owner string) string {
 	if parent != "" {
 		return parent
 	}
@@ -42,9 +43,9 @@ func (t *thread) pushLocked(d Diagnostic) {
 
 // droppedLocked is every drop of every generation: the closed ones' sums
 // and the live gate's counts.
-func (t *thread) droppedLocked() Dropped {
+func (t *thread) droppedLocked() diag.Dropped {
 	if t.live != nil && t.live.gate != nil {
-		return t.dropped.plus(t.live.gate.Counts())
+		return t.dropped.Plus(t.live.gate.Counts().Dropped)
 	}
 	return t.dropped
 }
@@ -88,7 +89,7 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 		old.retireLocked()
 	}
 	t.gen++
-	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: recipient(t.parent, t.owner)}
+	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: Recipient(t.parent, t.owner)}
 	path := t.path
 	r.b.SetPanicHook(func(topic string, v any) {
 		m.panics.Add(1)
@@ -110,7 +111,7 @@ func (r *Runtime) retireLocked() {
 	}
 	r.closed = true
 	if r.gate != nil {
-		r.t.dropped = r.t.dropped.plus(r.gate.Counts())
+		r.t.dropped = r.t.dropped.Plus(r.gate.Counts().Dropped)
 	}
 }
 

@@ -2,7 +2,8 @@
 // language drive a relay.Manager through it, and child processes report to
 // it. The wire contract (methods, params, results, notifications, errors,
 // limits) is docs/protocol.md in the repository; the types behind it are
-// in wire.go, and this package alone decides what goes on the wire.
+// package internal/wire's, shared with the module's clients, and wire.go
+// maps the library's types onto them.
 //
 // # Frames
 //
@@ -23,6 +24,18 @@
 // runtime generation, and attribution comes from that binding alone.
 // Reopening or closing the runtime revokes the token and closes every
 // connection holding it after its request in flight.
+//
+// # Nested children
+//
+// A child connection may call runtime.open, runtime.close and
+// thread.status for paths strictly below its own thread, and mailbox.read
+// and mailbox.ack for its own thread only (nested.go holds the rule; every
+// other host method is refused with CodeForbidden naming it). Its children
+// are ordinary threads reporting to it. They end with the generation that
+// opened them: closing or reopening a child closes, recursively, what that
+// generation opened and is still live, because their tokens were given to
+// that generation alone and a process tree ends the same way; what the
+// host opened below a child is left alone.
 //
 // # No child can silence another
 //
@@ -56,6 +69,27 @@
 // message is committed to the mailbox (for mailbox.Store: fsync'd, with
 // concurrent posts sharing commits). The wait for the commit holds no
 // scheduler slot, so group commit batches every child's posts.
+//
+// # Locks
+//
+// A connection's loop holds one of the scheduler's slots (a semaphore)
+// while it handles a frame, and takes it before any lock; a report gives
+// it back while the relay and the mailbox work. Under a slot the lock
+// order is:
+//
+//  1. Server.openMu (runtime.open and runtime.close), then any of: the
+//     relay's locks (relay's package doc gives their order), the token
+//     table's mu, or the event hub's mu and then one subscriber's mu.
+//  2. Every other lock is a leaf, held for a few field updates and
+//     never while taking another: Server.mu (connections, pending peers,
+//     requests in flight), a conn's mu (its hello timer) and qmu (its
+//     write queue), and the log limiter's.
+//
+// No lock is held while a frame is written or while the relay calls a
+// sink (the mailbox, hostNotifier, the event hub as relay.Observer), and
+// none but openMu while a relay.Manager or Runtime method runs. A
+// connection's states, and which goroutine enters each, are listed at
+// connState in conn.go.
 //
 // # Shutdown
 //

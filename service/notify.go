@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -17,14 +18,14 @@ func (h hostNotifier) Notify(n relay.Notification) error {
 	h.s.mu.Lock()
 	hosts := make([]*conn, 0, 1)
 	for c := range h.s.conns {
-		if c.role.Load() == roleHost {
+		if c.auth() == stateHost {
 			hosts = append(hosts, c)
 		}
 	}
 	h.s.mu.Unlock()
 	var errs []error
 	for _, c := range hosts {
-		errs = append(errs, c.notify("ui.notify", wireNotify(n)))
+		errs = append(errs, c.notify(wire.NotifyUI, wireNotify(n)))
 	}
 	return errors.Join(errs...)
 }

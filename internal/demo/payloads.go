@@ -5,6 +5,7 @@ package demo
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,4 +141,26 @@ func asciiOrQuoted(s string) string {
 		}
 	}
 	return s
+}
+
+// Children returns the demo's threads below the parent session, in the
+// order they are opened: `demo --watch` opens the same tree.
+func Children() []Thread { return slices.Clone(children) }
+
+// HostileReports returns, wave by wave, the hostile extension's payloads
+// that are a diag.Report: what a child can send as diagnostic.report's
+// params, for `demo --watch`, whose children send over the socket. Each
+// wave fits one rate window (diag.MaxPerWindow delivered).
+func HostileReports() [][]diag.Report {
+	var out [][]diag.Report
+	for _, wave := range [][]hostilePayload{hostileWave1, hostileWave2} {
+		var rs []diag.Report
+		for _, p := range wave {
+			if r, ok := p.payload.(diag.Report); ok {
+				rs = append(rs, r)
+			}
+		}
+		out = append(out, rs)
+	}
+	return out
 }

@@ -187,10 +187,7 @@ func (d *scenario) track(path string, f func()) (Tally, tracked) {
 	}
 	return Tally{
 		Delivered: len(mine.msgs),
-		Duplicate: after.Dropped.Duplicate - before.Dropped.Duplicate,
-		Rate:      after.Dropped.Rate - before.Dropped.Rate,
-		Cap:       after.Dropped.Cap - before.Dropped.Cap,
-		Invalid:   after.Dropped.Invalid - before.Dropped.Invalid,
+		Dropped:   after.Dropped.Minus(before.Dropped),
 	}, mine
 }
 

@@ -10,13 +10,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/demo"
 	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/watch"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -77,6 +81,15 @@ func Run(o Options) (err error) {
 		return err
 	}
 	defer view.Close()
+	// A signal ends the demo as q does, so that the clean-up above runs
+	// (the temporary directory is removed): closing the view ends Follow;
+	// the full-screen view ends on SIGINT and SIGTERM by itself.
+	signaled, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stopSignals()
+	go func() {
+		<-signaled.Done()
+		view.Close()
+	}()
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -113,14 +126,8 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		}
 	}()
 	open := func(path, owner string) error {
-		var res struct {
-			Token string `json:"token"`
-		}
-		params := map[string]string{"path": path}
-		if owner != "" {
-			params["owner"] = owner
-		}
-		if err := host.Call("runtime.open", params, &res); err != nil {
+		var res wire.OpenResult
+		if err := host.Call(wire.MethodRuntimeOpen, wire.OpenParams{Path: path, Owner: owner}, &res); err != nil {
 			return fmt.Errorf("runtime.open %s: %w", path, err)
 		}
 		if old := children[path]; old != nil {
@@ -133,8 +140,8 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		children[path] = c
 		return nil
 	}
-	for _, t := range tree {
-		if err := open(t[0], t[1]); err != nil {
+	for _, t := range demo.Children() {
+		if err := open(t.Path, t.Owner); err != nil {
 			return err
 		}
 	}
@@ -157,7 +164,7 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		case "reopen":
 			err = open(s.thread, "")
 		case "close":
-			err = host.Call("runtime.close", map[string]string{"path": s.thread}, nil)
+			err = host.Call(wire.MethodRuntimeClose, wire.PathParams{Path: s.thread}, nil)
 		default:
 			err = children[s.thread].report(s.level, s.source, s.msg)
 		}

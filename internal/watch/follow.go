@@ -7,10 +7,14 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
-// Screen runs the full-screen view of c until q, Ctrl-C or an error;
-// title names the session in the header.
+// Screen runs the full-screen view of c until q, Ctrl-C, an error, or
+// the end of the connection: then it prints GoneMessage on out, once the
+// terminal is restored, and returns nil. title names the session in the
+// header.
 func Screen(c *Conn, title string, in io.Reader, out io.Writer) error {
 	m := NewModel(NewState(), c, title, nil)
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out))
@@ -20,9 +24,20 @@ func Screen(c *Conn, title string, in io.Reader, out io.Writer) error {
 		}
 		p.Send(ClosedMsg{})
 	}()
-	_, err := p.Run()
-	return err
+	if _, err := p.Run(); err != nil {
+		return err
+	}
+	if m.closed {
+		// On the terminal the view left, once it is restored.
+		_, err := io.WriteString(out, GoneMessage+"\n")
+		return err
+	}
+	return nil
 }
+
+// GoneMessage is what Screen prints when it exits because the connection
+// to serve ended.
+const GoneMessage = "the connection to serve ended (serve stopped or restarted): watch has exited"
 
 // ErrOutput is wrapped by Follow's error when the output failed: nobody
 // reads it, so there is no one to tell.
@@ -37,22 +52,20 @@ const maxPending = 1 << 16
 // list's reply are kept and printed after it, so the reader keeps reading
 // meanwhile. A failed write ends it with an error that is ErrOutput.
 func Follow(c *Conn, pr *Printer) error {
-	if err := c.Call("events.subscribe", struct{}{}, nil); err != nil {
+	if err := c.Call(wire.MethodEventsSubscribe, wire.Empty{}, nil); err != nil {
 		return fmt.Errorf("events.subscribe: %w", err)
 	}
 	type listed struct {
-		threads []ThreadInfo
+		threads []wire.ThreadInfo
 		err     error
 	}
 	done := make(chan listed, 1)
 	go func() {
-		var list struct {
-			Threads []ThreadInfo `json:"threads"`
-		}
-		err := c.Call("thread.list", struct{}{}, &list)
+		var list wire.Threads
+		err := c.Call(wire.MethodThreadList, wire.Empty{}, &list)
 		done <- listed{list.Threads, err}
 	}()
-	var pending []Event
+	var pending []wire.Event
 	var dropped uint64
 	events := c.Events()
 	for waiting := true; waiting; {
@@ -83,7 +96,7 @@ func Follow(c *Conn, pr *Printer) error {
 		}
 	}
 	if dropped > 0 {
-		pr.Event(Event{Kind: "lost", At: time.Now(), Count: dropped})
+		pr.Event(wire.Event{Kind: wire.EventLost, At: time.Now(), Count: dropped})
 	}
 	for ev := range c.Events() {
 		if err := pr.Event(ev); err != nil {

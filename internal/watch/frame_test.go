@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
@@ -25,7 +26,7 @@ func TestPlainFramesSourcesLikeTheNotification(t *testing.T) {
 	} {
 		var b bytes.Buffer
 		p := &Printer{W: &b, Loc: time.UTC}
-		if err := p.Event(Event{Kind: "delivered", Thread: "/root/x", At: t0, Level: "info", Source: c.source, Message: "m"}); err != nil {
+		if err := p.Event(wire.Event{Kind: "delivered", Thread: "/root/x", At: t0, Level: "info", Source: wire.Ptr(c.source), Message: wire.Ptr("m")}); err != nil {
 			t.Fatal(err)
 		}
 		want := "10:00:00.000 delivered /root/x info" + c.want + "\n"
