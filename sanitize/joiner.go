@@ -73,6 +73,9 @@ func (c *cleaner[T]) endRun(next props, hasNext bool) bool {
 		if !keep[k] {
 			continue
 		}
+		if c.cbStale { // the cell of a run's last character, before the joiner joins it
+			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
+		}
 		if !c.boundary() {
 			return false
 		}
@@ -86,9 +89,6 @@ func (c *cleaner[T]) endRun(next props, hasNext bool) bool {
 		c.units++
 		c.prev = prevJoiner
 		c.afterNew = false
-		if c.cbStale {
-			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
-		}
 		c.cb += 3
 		c.noLow = false
 		c.jl = false
