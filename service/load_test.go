@@ -57,7 +57,7 @@ func TestLoad200Children(t *testing.T) {
 	}
 	total := 0
 	for {
-		var read struct{ Messages []struct{ ID uint64 } }
+		var read wire.Page
 		e.host.mustCallInto("mailbox.read", map[string]any{"recipient": "/root"}, &read)
 		if len(read.Messages) == 0 {
 			break

@@ -209,13 +209,10 @@ func writeList(w io.Writer, threads []client.ThreadInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tRUNTIME\tGENERATION\tDIAGNOSTICS\tDROPPED")
 	for _, t := range threads {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", clean(t.Path), state(t.Open), t.Generation, t.Diagnostics, dropped(t.Dropped))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", clean(t.Path), state(t.Open), t.Generation, t.Diagnostics, t.Dropped.Total())
 	}
 	return tw.Flush()
 }
 
 // clean is a path or name from the service made safe to print, uncut.
 func clean(s string) string { return sanitize.Clean(s, 0) }
-
-// dropped is the sum of a thread's drop counts.
-func dropped(d client.Dropped) int { return d.Duplicate + d.Rate + d.Cap + d.Invalid }

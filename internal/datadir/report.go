@@ -23,7 +23,11 @@ func WriteReport(w io.Writer, rep *mailbox.Report) {
 	if len(rep.Problems) == 0 {
 		fmt.Fprintln(w, "bbolt consistency check: passed")
 	}
-	var damaged, unaddressable, unchecked, messages int
+	if rep.Format != "" {
+		fmt.Fprintf(w, "format: %s%s\n", strconv.QuoteToASCII(rep.Format), formatNote(rep.Format))
+	}
+	var damaged, unchecked, messages int
+	unaddressable := rep.Unaddressable // entries naming no recipient
 	if len(rep.Recipients) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "recipient\tunacknowledged\tdamaged\tunchecked\t")
@@ -67,6 +71,17 @@ func WriteReport(w io.Writer, rep *mailbox.Report) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// formatNote says what serve does with a file of format tag.
+func formatNote(tag string) string {
+	switch tag {
+	case "diagrelay-mailbox/1", "diagrelay-mailbox/2":
+		return " (an older edition: serve migrates it in place when it starts; docs/mailbox.md)"
+	case "diagrelay-mailbox/3":
+		return ""
+	}
+	return " (not a format this diagrelay reads)"
 }
 
 // showRecipient prints a recipient as it is if it is a thread path, else

@@ -22,6 +22,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/watch"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
+	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
 
@@ -110,7 +111,10 @@ func Run(o Options) (err error) {
 	// No terminal: the plain lines, until the script has played.
 	go func() {
 		<-played
-		time.Sleep(200 * time.Millisecond) // the last events reach the view
+		// A held-back summary is sent at most one token's time after the
+		// last hold (relay's host-wide limit); then the last events reach
+		// the view.
+		time.Sleep(time.Duration(float64(time.Second)/float64(relay.DefaultNotifyRate)) + 200*time.Millisecond)
 		view.Close()
 	}()
 	return watch.Follow(view, &watch.Printer{W: o.Out})
