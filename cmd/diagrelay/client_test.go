@@ -50,7 +50,7 @@ func lookNode(t *testing.T) string {
 	return node
 }
 
-// The README's JavaScript child, against a real serve: it reports, the host
+// examples/node/child.js, a JavaScript child (docs/clients.md), against a real serve: it reports, the host
 // gets the notification and the parent message, attributed by the token;
 // its exit codes match `diagrelay report`.
 func TestNodeChild(t *testing.T) {

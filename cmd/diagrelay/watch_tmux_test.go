@@ -112,6 +112,10 @@ func TestWatchInTmux(t *testing.T) {
 	const cols, lines = 100, 30
 	p, codeFile := startWatch(t, s, cols, lines, false)
 	p.waitFor("╭─ notifications")
+	// The tree comes from thread.list, which watch calls once its events
+	// subscription is answered: a report sent before that would reach the
+	// tree (through the list) but not the notifications panel.
+	p.waitFor("scout g1")
 	title, _ := p.tmux("display-message", "-p", "-t", "w", "#{pane_title}")
 
 	child := s.dial(scout)
