@@ -59,4 +59,29 @@ var ownRules = []ruleSpec{
 		Entropy:  3,
 		Keywords: []string{"gocspx-"},
 	},
+	{
+		// An Azure storage account key, as a connection string carries it:
+		// upstream's generic rule wants it to start with a letter or digit,
+		// and a quarter of them start with + or /.
+		ID:       "azure-storage-account-key",
+		Regex:    `(?i)\bAccountKey\s{0,3}=\s{0,3}([A-Za-z0-9+/]{86}==)`,
+		Keywords: []string{"accountkey"},
+	},
+	{
+		// An OpenAI project, service-account or admin key: upstream's rule
+		// ends with \b, which fails after a key that ends in "-".
+		ID:       "openai-project-key",
+		Regex:    `\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}`,
+		Entropy:  3,
+		Keywords: []string{"t3blbkfj"},
+	},
+	{
+		// An AWS secret access key after its name: upstream leaves it to
+		// its generic rule, which misses a key that starts with + or /, or
+		// that holds one of its stopwords (about 1 in 30 random keys).
+		ID:       "aws-secret-access-key",
+		Regex:    `(?i)\b(?:aws_?)?secret_?access_?key["']?\s{0,3}[:=]\s{0,3}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`,
+		Entropy:  3,
+		Keywords: []string{"secret_access_key", "secretaccesskey"},
+	},
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -61,8 +62,10 @@ func (b *ruleBook) redact(text string) (string, Counts) {
 	if cands.empty() {
 		return text, nil
 	}
-	// The regexes read the text with trailing punctuation read as spaces
-	// (see the package doc): the same length, so offsets hold for both.
+	// The regexes read the text as it is (upstream's matches), then, if it
+	// has trailing punctuation, with that read as spaces (see the package
+	// doc): the same length, so offsets hold for both. Overlaps between the
+	// two are resolved like any others.
 	view := punctuationAsSpace(text)
 	var hits []hit
 	for i := range b.rules {
@@ -70,11 +73,22 @@ func (b *ruleBook) redact(text string) (string, Counts) {
 			continue
 		}
 		r := &b.rules[i]
-		for _, loc := range r.re.FindAllStringSubmatchIndex(view, -1) {
+		for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			if h, ok := b.accept(r, i, text, loc); ok {
 				hits = append(hits, h)
 			}
 		}
+		if view == nil {
+			continue
+		}
+		for _, loc := range r.re.FindAllSubmatchIndex(*view, -1) {
+			if h, ok := b.accept(r, i, text, loc); ok {
+				hits = append(hits, h)
+			}
+		}
+	}
+	if view != nil {
+		views.Put(view)
 	}
 	if len(hits) == 0 {
 		return text, nil
@@ -229,11 +243,20 @@ func (b *ruleBook) resolve(hits []hit) []hit {
 	return kept
 }
 
+// views holds the buffers of punctuationAsSpace, so that a clean message
+// costs no allocation.
+var views = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledView bounds what the pool keeps (a service frame is 64 KiB).
+const maxPooledView = 64 << 10
+
 // punctuationAsSpace returns text with each run of , . ) ] } > that ends
 // the text or stands before whitespace turned into spaces, so that a rule
 // whose regex wants a space, quote or end after a secret still matches
-// "…secret," (SPEC §12). It returns text itself when there is none.
-func punctuationAsSpace(text string) string {
+// "…secret," (SPEC §12); the caller puts it back in views. It returns nil
+// when there is none: the regexes read text itself.
+func punctuationAsSpace(text string) *[]byte {
+	var view *[]byte
 	var buf []byte
 	for i := 0; i < len(text); i++ {
 		if !trailingPunct(text[i]) {
@@ -244,8 +267,13 @@ func punctuationAsSpace(text string) string {
 			j++
 		}
 		if j == len(text) || isSpace(text[j]) {
-			if buf == nil {
-				buf = []byte(text)
+			if view == nil {
+				view = views.Get().(*[]byte)
+				if cap(*view) > maxPooledView {
+					*view = nil
+				}
+				buf = append((*view)[:0], text...)
+				*view = buf
 			}
 			for k := i; k < j; k++ {
 				buf[k] = ' '
@@ -253,10 +281,7 @@ func punctuationAsSpace(text string) string {
 		}
 		i = j
 	}
-	if buf == nil {
-		return text
-	}
-	return string(buf)
+	return view
 }
 
 func trailingPunct(c byte) bool {
