@@ -205,22 +205,22 @@ func TestUpstreamMeanings(t *testing.T) {
 		in   string
 		want string
 	}{
-		{"x12", "x12"},                            // no keyword: not run
-		{"ZZ x12", "ZZ [REDACTED:kw]"},            // keyword found case folded
-		{"z\u200bz x12", "z\u200bz x12"},          // Text does not sanitize
-		{"xxx zz", "xxx zz"},                      // the global allowlist
-		{"Eaaaaaaaa", "Eaaaaaaaa"},                // entropy 0 <= 2.5
-		{"Ea1b2c3d4", "[REDACTED:ent]"},           // entropy 3 > 2.5
-		{"Aallowx", "Aallowx"},                    // regex on the secret
-		{"Amatchx", "Amatchx"},                    // regex on the match
-		{"Aqwerty LINEOK", "Aqwerty LINEOK"},      // regex on the line
-		{"AxSTOPx", "AxSTOPx"},                    // stopword, case folded
-		{"Abothxy", "Abothxy"},                    // AND: both hold
-		{"Ahalfxy", "[REDACTED:al]"},              // AND: one fails
-		{"Aqwerty", "[REDACTED:al]"},              // nothing allows
-		{"g1212", "[REDACTED:grp]"},               // secret group 3: "12", entropy 1 ... not above 1
-		{"g12123", "[REDACTED:grp]"},              // "123": entropy 1.58 > 1
-		{"true", "true"},                          // the global allowlist
+		{"x12", "x12"},                       // no keyword: not run
+		{"ZZ x12", "ZZ [REDACTED:kw]"},       // keyword found case folded
+		{"z\u200bz x12", "z\u200bz x12"},     // Text does not sanitize
+		{"xxx zz", "xxx zz"},                 // the global allowlist
+		{"Eaaaaaaaa", "Eaaaaaaaa"},           // entropy 0 <= 2.5
+		{"Ea1b2c3d4", "[REDACTED:ent]"},      // entropy 3 > 2.5
+		{"Aallowx", "Aallowx"},               // regex on the secret
+		{"Amatchx", "Amatchx"},               // regex on the match
+		{"Aqwerty LINEOK", "Aqwerty LINEOK"}, // regex on the line
+		{"AxSTOPx", "AxSTOPx"},               // stopword, case folded
+		{"Abothxy", "Abothxy"},               // AND: both hold
+		{"Ahalfxy", "[REDACTED:al]"},         // AND: one fails
+		{"Aqwerty", "[REDACTED:al]"},         // nothing allows
+		{"g1212", "[REDACTED:grp]"},          // secret group 3: "12", entropy 1 ... not above 1
+		{"g12123", "[REDACTED:grp]"},         // "123": entropy 1.58 > 1
+		{"true", "true"},                     // the global allowlist
 	} {
 		out, _ := b.redact(tc.in)
 		if tc.in == "g1212" {

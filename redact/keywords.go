@@ -12,7 +12,7 @@ type scanner struct {
 	class   [256]uint8 // byte -> class; 0 is every byte no keyword has
 	classes int        // number of classes, 0 included
 	next    []uint16   // next[state*classes+class]
-	out     [][]uint16 // rules whose keyword ends at a state (suffixes included)
+	out     [][]uint16 // keywords that end at a state (suffixes included)
 }
 
 // Bytes of the non-ASCII characters that fold to an ASCII letter, as the
@@ -26,9 +26,9 @@ const (
 	longS0, longS1            = 0xC5, 0xBF
 )
 
-// newScanner builds the automaton for keywords; rulesOf[i] lists the rules
-// that keyword i triggers. Keywords are lowercase ASCII.
-func newScanner(keywords []string, rulesOf [][]uint16) *scanner {
+// newScanner builds the automaton for keywords, lowercase ASCII; a scan
+// reports keyword i by its index.
+func newScanner(keywords []string) *scanner {
 	s := &scanner{}
 	// Classes: one per distinct keyword byte.
 	n := 1
@@ -61,7 +61,7 @@ func newScanner(keywords []string, rulesOf [][]uint16) *scanner {
 			}
 			cur = int(nodes[cur].child[c])
 		}
-		nodes[cur].out = append(nodes[cur].out, rulesOf[ki]...)
+		nodes[cur].out = append(nodes[cur].out, uint16(ki))
 	}
 	if len(nodes) > 1<<16 {
 		panic("redact: too many keyword states")
@@ -117,8 +117,8 @@ func union(a, b []uint16) []uint16 {
 // ruleSet is a set of rule indices.
 type ruleSet [(maxRules + 63) / 64]uint64
 
-func (r *ruleSet) add(i uint16)        { r[i/64] |= 1 << (i % 64) }
-func (r *ruleSet) has(i int) bool      { return r[i/64]&(1<<(i%64)) != 0 }
+func (r *ruleSet) add(i uint16)   { r[i/64] |= 1 << (i % 64) }
+func (r *ruleSet) has(i int) bool { return r[i/64]&(1<<(i%64)) != 0 }
 func (r *ruleSet) empty() bool {
 	for _, w := range r {
 		if w != 0 {
@@ -128,9 +128,11 @@ func (r *ruleSet) empty() bool {
 	return true
 }
 
-// scan adds to set every rule one of whose keywords occurs in text, ASCII
-// case folded (and the three characters above read as their letter).
-func (s *scanner) scan(text string, set *ruleSet) {
+// scan calls visit(k, end) for every occurrence of keyword k ending at
+// byte end, ASCII case folded. It returns whether the text has one of the
+// three characters above, read as their letter: an occurrence then may
+// not be len(keyword) bytes long.
+func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool) {
 	var state uint16
 	n := s.classes
 	for i := 0; i < len(text); i++ {
@@ -138,18 +140,19 @@ func (s *scanner) scan(text string, set *ruleSet) {
 		if b >= 0x80 {
 			switch {
 			case b == kelvin0 && i+2 < len(text) && text[i+1] == kelvin1 && text[i+2] == kelvin2:
-				b, i = 'k', i+2
+				b, i, folded = 'k', i+2, true
 			case b == dotI0 && i+1 < len(text) && text[i+1] == dotI1:
-				b, i = 'i', i+1
+				b, i, folded = 'i', i+1, true
 			case b == longS0 && i+1 < len(text) && text[i+1] == longS1:
-				b, i = 's', i+1
+				b, i, folded = 's', i+1, true
 			}
 		}
 		state = s.next[int(state)*n+int(s.class[b])]
 		if o := s.out[state]; o != nil {
-			for _, r := range o {
-				set.add(r)
+			for _, k := range o {
+				visit(k, i+1)
 			}
 		}
 	}
+	return folded
 }

@@ -53,20 +53,33 @@ func Text(text string) (string, Counts) {
 	return book().redact(text)
 }
 
+// redact replaces matches until none is left: a match dropped for
+// overlapping a longer one may leave a match of its own beside that one's
+// marker. Each pass replaces text that is not a marker (no rule matches a
+// marker, and no match is a marker alone), so the passes end; nearly
+// always after one pass, or two when something was found.
 func (b *ruleBook) redact(text string) (string, Counts) {
-	var cands ruleSet
-	b.scan.scan(text, &cands)
-	for _, i := range b.always {
-		cands.add(uint16(i))
+	out, counts := b.pass(text)
+	for c := counts; c != nil; {
+		out, c = b.pass(out)
+		counts = counts.Add(c)
 	}
-	if cands.empty() {
-		return text, nil
-	}
+	return out, counts
+}
+
+func (b *ruleBook) pass(text string) (string, Counts) {
 	// The regexes read the text as it is (upstream's matches), then, if it
 	// has trailing punctuation, with that read as spaces (see the package
 	// doc): the same length, so offsets hold for both. Overlaps between the
 	// two are resolved like any others.
 	view := punctuationAsSpace(text)
+	cands := b.candidates(text, view)
+	if cands.empty() {
+		if view != nil {
+			views.Put(view)
+		}
+		return text, nil
+	}
 	var hits []hit
 	for i := range b.rules {
 		if !cands.has(i) {
@@ -107,6 +120,49 @@ func (b *ruleBook) redact(text string) (string, Counts) {
 	}
 	out.WriteString(text[at:])
 	return out.String(), counts
+}
+
+// candidates returns the rules to run on text: those with no keywords,
+// those one of whose keywords occurs and that have no anchor, and those
+// whose anchor passes at an occurrence (see anchor), in text or in view
+// (text with its trailing punctuation read as spaces; nil if none).
+func (b *ruleBook) candidates(text string, view *[]byte) ruleSet {
+	var seen, run ruleSet
+	for _, i := range b.always {
+		run.add(uint16(i))
+	}
+	folded := b.scan.scan(text, func(k uint16, end int) {
+		start := end - len(b.keywords[k])
+		for _, ri := range b.rulesOf[k] {
+			if run.has(int(ri)) {
+				continue
+			}
+			seen.add(ri)
+			a := b.rules[ri].anchor
+			if a == nil {
+				run.add(ri)
+				continue
+			}
+			for _, o := range a.offsets[b.keywords[k]] {
+				q := start - o
+				if q < 0 {
+					continue
+				}
+				end := min(len(text), q+a.max+1)
+				if a.re.MatchString(text[q:end]) || view != nil && a.re.Match((*view)[q:end]) {
+					run.add(ri)
+					break
+				}
+			}
+		}
+	})
+	if folded {
+		// An occurrence may be longer than its keyword: no anchors.
+		for i := range run {
+			run[i] |= seen[i]
+		}
+	}
+	return run
 }
 
 // accept decides about one match of rule r (index i) as upstream does

@@ -58,6 +58,7 @@ type rule struct {
 	allow       []allow
 	generic     bool // upstream's "generic" rules: less specific in a tie
 	always      bool // no keywords
+	anchor      *anchor
 }
 
 type allow struct {
@@ -71,10 +72,12 @@ type allow struct {
 // compiling some 230 regexes costs milliseconds no program should pay at
 // start.
 type ruleBook struct {
-	rules  []rule
-	global allow
-	scan   *scanner
-	always []int // rules without keywords
+	rules    []rule
+	global   allow
+	scan     *scanner
+	keywords []string
+	rulesOf  [][]uint16 // by keyword: the rules it triggers
+	always   []int      // rules without keywords
 }
 
 var book = sync.OnceValue(func() *ruleBook { return compile(allSpecs(), gitleaksGlobal) })
@@ -102,6 +105,7 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 			entropy:     s.Entropy,
 			generic:     strings.Contains(strings.ToLower(s.ID), "generic"),
 			always:      len(s.Keywords) == 0,
+			anchor:      newAnchor(s.Regex, s.Keywords),
 		}
 		for _, a := range s.Allow {
 			r.allow = append(r.allow, compileAllow(a))
@@ -121,7 +125,8 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 			rulesOf[j] = append(rulesOf[j], uint16(i))
 		}
 	}
-	b.scan = newScanner(keywords, rulesOf)
+	b.scan = newScanner(keywords)
+	b.keywords, b.rulesOf = keywords, rulesOf
 	return b
 }
 
