@@ -24,6 +24,7 @@ import (
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/rpc"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -43,19 +44,23 @@ const (
 	replyTimeout = 30 * time.Second
 )
 
-// Error is an error reply from the service. Code is the JSON-RPC error
-// code (docs/protocol.md lists them: -32602 a bad report, -32001 an unknown
-// token, -32003 a revoked one, -32005 the mailbox could not store it, …);
-// Message says what is wrong.
-type Error struct {
-	Method  string
-	Code    int
-	Message string
-}
+// Error is an error reply from the service, the protocol's error object:
+// Code is the JSON-RPC error code (the Code constants below, listed in
+// docs/protocol.md) and Message says what is wrong. The errors of Dial,
+// Probe and Report wrap it with the method's name, so its text reads
+// "diagnostic.report: … (-32602)": find it with errors.As.
+type Error = wire.Error
 
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s: %s (%d)", e.Method, e.Message, e.Code)
-}
+// The error codes a child can be answered with (docs/protocol.md).
+const (
+	CodeInvalidParams   = wire.CodeInvalidParams   // a bad report: the message names the field or rule
+	CodeUnauthenticated = wire.CodeUnauthenticated // an unknown token
+	CodeRevoked         = wire.CodeRevoked         // the token's runtime was reopened or closed
+	CodeStorage         = wire.CodeStorage         // the mailbox could not store the report
+	CodeShuttingDown    = wire.CodeShuttingDown    // serve is stopping
+	CodeTooManyConns    = wire.CodeTooManyConns    // the token already holds its connections
+	CodeForbidden       = wire.CodeForbidden       // a host method called with a child token
+)
 
 // ErrNotHosted is returned by Dial when the environment names no host.
 var ErrNotHosted = errors.New("no manager host: " + EnvSocket + " and " + EnvToken + " must both be set")
@@ -68,7 +73,8 @@ type Child struct {
 
 // Dial connects to socket and says hello with token. An empty socket or
 // token is taken from EnvSocket or EnvToken; when either is still empty
-// Dial returns ErrNotHosted. An unknown or revoked token is an *Error.
+// Dial returns ErrNotHosted. An unknown or revoked token is an *Error
+// (CodeUnauthenticated, CodeRevoked).
 func Dial(socket, token string) (*Child, error) {
 	if socket == "" {
 		socket = os.Getenv(EnvSocket)
@@ -84,9 +90,7 @@ func Dial(socket, token string) (*Child, error) {
 		return nil, err
 	}
 	c := &Child{conn: rpc.New(nc, nc, nc, rpc.Options{Timeout: replyTimeout})}
-	if err := c.call("session.hello", struct {
-		Token string `json:"token"`
-	}{token}, nil); err != nil {
+	if err := c.call(wire.MethodHello, wire.HelloParams{Token: token}, nil); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -107,7 +111,7 @@ func (c *Child) Probe(minVersion string) (capability.Capability, bool, error) {
 		return capability.Capability{}, false, err
 	}
 	var raw json.RawMessage
-	if err := c.call("diagnostic.probe", nil, &raw); err != nil {
+	if err := c.call(wire.MethodDiagnosticProbe, nil, &raw); err != nil {
 		return capability.Capability{}, false, err
 	}
 	var reply any // decoded as a JSON bridge would: a map with float64 numbers
@@ -133,24 +137,24 @@ func (c *Child) Probe(minVersion string) (capability.Capability, bool, error) {
 // and source are sanitized first (sanitize.Message, sanitize.Source), so a
 // report of any length is taken, cut to the service's limits. A level
 // other than diag.Info, diag.Warning or diag.Error, or a message blank once
-// sanitized, is refused with an *Error of code -32602.
+// sanitized, is refused with an *Error of code CodeInvalidParams.
 func (c *Child) Report(level diag.Level, message, source string) error {
-	p := struct {
-		Level   diag.Level `json:"level"`
-		Message string     `json:"message"`
-		Source  string     `json:"source,omitempty"`
-	}{level, sanitize.Message(message), sanitize.Source(source)}
-	return c.call("diagnostic.report", p, nil)
+	p := wire.ReportParams{Level: wire.Ptr(string(level)), Message: wire.Ptr(sanitize.Message(message))}
+	if src := sanitize.Source(source); src != "" {
+		p.Source = &src
+	}
+	return c.call(wire.MethodDiagnosticReport, p, nil)
 }
 
 // Close closes the connection.
 func (c *Child) Close() error { return c.conn.Close() }
 
-// call makes one request, turning an error reply into an *Error.
+// call makes one request; an error reply is an *Error wrapped with the
+// method's name.
 func (c *Child) call(method string, params, result any) error {
 	err := c.conn.Call(method, params, result)
-	if re, ok := errors.AsType[*rpc.Error](err); ok {
-		return &Error{Method: method, Code: re.Code, Message: re.Message}
+	if _, ok := errors.AsType[*Error](err); ok {
+		return fmt.Errorf("%s: %w", method, err)
 	}
 	return err
 }

@@ -170,7 +170,7 @@ func (m *Manager) Open(path, parent, owner string) (*Runtime, error) {
 	if err := ValidatePath(path); err != nil {
 		return nil, err
 	}
-	lex := lexicalParent(path)
+	lex := LexicalParent(path)
 	if parent != "" && parent != lex {
 		return nil, fmt.Errorf("%w %q: parent %q is not its lexical parent %q", ErrPath, path, clip(parent), lex)
 	}

@@ -68,9 +68,11 @@ func clip(p string) string {
 	return p
 }
 
-// lexicalParent returns the path one level up: "/root/x" → "/root". A path
-// of one segment ("/root", "/k") has none and gives "". p must be valid.
-func lexicalParent(p string) string {
+// LexicalParent returns the path one level up: "/root/x" → "/root". A
+// path of one segment ("/root", "/k") has none and gives "". p should be
+// valid (ValidatePath); for any other string the answer is what is before
+// its last "/", or "" when that is nothing.
+func LexicalParent(p string) string {
 	i := strings.LastIndexByte(p, '/')
 	if i <= 0 {
 		return ""

@@ -22,9 +22,10 @@ type thread struct {
 	dropped Dropped
 }
 
-// recipient is where a thread's reports go: its parent, or for an
-// independent root its owner.
-func recipient(parent, owner string) string {
+// Recipient is where the reports of a thread with this parent and owner
+// go: its parent, or for an independent root (parent "") its owner. It is
+// the one statement of the rule; Status.Recipient and package watch use it.
+func Recipient(parent, owner string) string {
 	if parent != "" {
 		return parent
 	}
@@ -88,7 +89,7 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 		old.retireLocked()
 	}
 	t.gen++
-	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: recipient(t.parent, t.owner)}
+	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: Recipient(t.parent, t.owner)}
 	path := t.path
 	r.b.SetPanicHook(func(topic string, v any) {
 		m.panics.Add(1)

@@ -39,7 +39,7 @@ type Diagnostic struct {
 
 // Recipient is the thread whose mailbox gets this thread's reports: its
 // parent, or for an independent root its owner.
-func (s Status) Recipient() string { return recipient(s.Parent, s.Owner) }
+func (s Status) Recipient() string { return Recipient(s.Parent, s.Owner) }
 
 // Dropped counts silent drops per reason: duplicate, rate, cap, invalid.
 type Dropped struct {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // roles of a connection.
@@ -171,7 +173,7 @@ func (c *conn) loop() error {
 		}
 		frame, err := c.fr.next()
 		if errors.Is(err, errFrameTooLarge) {
-			c.send(encodeReply(nullID, nil, errorf(CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
+			c.send(encodeReply(nullID, nil, wire.Errorf(wire.CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
 			continue
 		}
 		if err != nil {
@@ -181,7 +183,7 @@ func (c *conn) loop() error {
 			return err
 		}
 		if !c.s.begin() {
-			c.send(encodeReply(nullID, nil, errorf(CodeShuttingDown, "server is shutting down")))
+			c.send(encodeReply(nullID, nil, wire.Errorf(wire.CodeShuttingDown, "server is shutting down")))
 			return nil
 		}
 		// The reply is queued after the slot is given back: waiting for a
@@ -258,14 +260,14 @@ func (c *conn) handle(frame []byte) []byte {
 // encodeReply encodes a response line. Every string in it is valid UTF-8
 // (the frame was checked, and encoding/json replaces invalid bytes), so
 // the line is valid UTF-8 JSON.
-func encodeReply(id json.RawMessage, result any, rerr *rpcError) []byte {
-	resp := response{JSONRPC: "2.0", ID: id, Error: rerr}
+func encodeReply(id json.RawMessage, result any, rerr *wire.Error) []byte {
+	resp := wire.Response{JSONRPC: wire.Version, ID: id, Error: rerr}
 	if rerr == nil {
 		resp.Result = result
 	}
 	b, err := json.Marshal(resp)
 	if err != nil {
-		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: id, Error: errorf(CodeInternal, "the reply could not be encoded")})
+		b, _ = json.Marshal(wire.Response{JSONRPC: wire.Version, ID: id, Error: wire.Errorf(wire.CodeInternal, "the reply could not be encoded")})
 	}
 	return append(b, '\n')
 }
@@ -319,13 +321,13 @@ func (c *conn) send(b []byte) {
 
 // errSlowPeer is returned when a notification is dropped because the peer
 // has not read the frames queued before it.
-var errSlowPeer = errors.New("service: host is not reading; notification dropped")
+var errSlowPeer = errors.New("service: host is not reading; wire.Notification dropped")
 
 // notify queues a server-to-peer notification without ever waiting: over
 // Config.MaxUnsent it is dropped and counted (Stats.NotificationsDropped),
 // never a reason to disconnect.
 func (c *conn) notify(method string, params any) error {
-	b, err := json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	b, err := json.Marshal(wire.Notification{JSONRPC: wire.Version, Method: method, Params: params})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,8 @@
 // language drive a relay.Manager through it, and child processes report to
 // it. The wire contract (methods, params, results, notifications, errors,
 // limits) is docs/protocol.md in the repository; the types behind it are
-// in wire.go, and this package alone decides what goes on the wire.
+// package internal/wire's, shared with the module's clients, and wire.go
+// maps the library's types onto them.
 //
 // # Frames
 //
@@ -23,6 +24,18 @@
 // runtime generation, and attribution comes from that binding alone.
 // Reopening or closing the runtime revokes the token and closes every
 // connection holding it after its request in flight.
+//
+// # Nested children
+//
+// A child connection may call runtime.open, runtime.close and
+// thread.status for paths strictly below its own thread, and mailbox.read
+// and mailbox.ack for its own thread only (nested.go holds the rule; every
+// other host method is refused with CodeForbidden naming it). Its children
+// are ordinary threads reporting to it. They end with the generation that
+// opened them: closing or reopening a child closes, recursively, what that
+// generation opened and is still live, because their tokens were given to
+// that generation alone and a process tree ends the same way; what the
+// host opened below a child is left alone.
 //
 // # No child can silence another
 //

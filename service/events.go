@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -20,20 +21,8 @@ import (
 // replies, or another subscriber.
 const EventQueue = 1024
 
-// Event kinds, as sent in the "kind" member of an event notification.
-const (
-	EventOpened    = "opened"    // generation 1 of a thread
-	EventReopened  = "reopened"  // a later generation: a retained session opened again
-	EventClosed    = "closed"    // runtime.close of a live runtime
-	EventDelivered = "delivered" // a report passed the gate: level, source, message
-	EventDropped   = "dropped"   // a report did not: reason
-	EventNotified  = "notified"  // a UI notification was shown; thread "" for the summary
-	EventHeld      = "held"      // the host-wide limit held a notification back
-	EventLost      = "lost"      // count events this subscriber did not read in time
-)
-
-func (c *conn) threadList(raw []byte) (any, *rpcError) {
-	var p emptyParams
+func (c *conn) threadList(raw []byte) (any, *wire.Error) {
+	var p wire.Empty
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -44,13 +33,13 @@ func (c *conn) threadList(raw []byte) (any, *rpcError) {
 // changes nothing. The first events may reach the host just before the {}
 // reply: they share the connection, and the reply is queued after the
 // subscription starts so that no event in between is missed.
-func (c *conn) eventsSubscribe(raw []byte) (any, *rpcError) {
-	var p emptyParams
+func (c *conn) eventsSubscribe(raw []byte) (any, *wire.Error) {
+	var p wire.Empty
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
 	c.s.events.subscribe(c)
-	return emptyResult{}, nil
+	return wire.Empty{}, nil
 }
 
 // eventHub fans relay observations and runtime changes out to the
@@ -95,7 +84,7 @@ func (h *eventHub) remove(c *conn) {
 // publish queues ev for every subscriber without waiting for any. The
 // hub's lock is held while queueing, so every subscriber sees the same
 // order.
-func (h *eventHub) publish(ev event) {
+func (h *eventHub) publish(ev wire.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, s := range h.subs {
@@ -108,20 +97,20 @@ func (h *eventHub) Observe(o relay.Observation) {
 	if h.live.Load() == 0 {
 		return
 	}
-	ev := event{Thread: o.Thread, At: o.At}
+	ev := wire.Event{Thread: o.Thread, At: o.At}
 	switch o.Kind {
 	case relay.ObservedDelivery:
-		ev.Kind, ev.Level = EventDelivered, string(o.Report.Level)
-		ev.Source, ev.Message = ptr(o.Report.Source), ptr(o.Report.Message)
+		ev.Kind, ev.Level = wire.EventDelivered, string(o.Report.Level)
+		ev.Source, ev.Message = wire.Ptr(o.Report.Source), wire.Ptr(o.Report.Message)
 	case relay.ObservedDrop:
-		ev.Kind, ev.Reason = EventDropped, wireReason(o.Verdict)
+		ev.Kind, ev.Reason = wire.EventDropped, wireReason(o.Verdict)
 	case relay.ObservedHeld, relay.ObservedNotification:
-		ev.Kind = EventHeld
+		ev.Kind = wire.EventHeld
 		if o.Kind == relay.ObservedNotification {
-			ev.Kind = EventNotified
+			ev.Kind = wire.EventNotified
 		}
 		ev.Thread = o.Notification.Thread
-		ev.Message, ev.NotifyType = ptr(o.Notification.Text), string(o.Notification.Level)
+		ev.Message, ev.NotifyType = wire.Ptr(o.Notification.Text), string(o.Notification.Level)
 	default:
 		return
 	}
@@ -137,19 +126,17 @@ func (h *eventHub) opened(m *relay.Manager, rt *relay.Runtime) {
 	if !ok {
 		return
 	}
-	kind := EventOpened
+	kind := wire.EventOpened
 	if rt.Generation() > 1 {
-		kind = EventReopened
+		kind = wire.EventReopened
 	}
-	h.publish(event{Kind: kind, Thread: t.Path, At: h.now(), Parent: ptr(t.Parent),
-		Owner: ptr(t.Owner), Generation: rt.Generation()})
+	h.publish(wire.Event{Kind: kind, Thread: t.Path, At: h.now(), Parent: wire.Ptr(t.Parent),
+		Owner: wire.Ptr(t.Owner), Generation: rt.Generation()})
 }
 
 func (h *eventHub) closed(rt *relay.Runtime) {
-	h.publish(event{Kind: EventClosed, Thread: rt.Path(), At: h.now(), Generation: rt.Generation()})
+	h.publish(wire.Event{Kind: wire.EventClosed, Thread: rt.Path(), At: h.now(), Generation: rt.Generation()})
 }
-
-func ptr(s string) *string { return &s }
 
 // subscriber is one host connection's event queue: a ring of at most
 // EventQueue events, written to the connection by its own goroutine.
@@ -158,7 +145,7 @@ type subscriber struct {
 	wake chan struct{} // capacity 1: "the queue changed"
 
 	mu   sync.Mutex
-	ring [EventQueue]event
+	ring [EventQueue]wire.Event
 	head int
 	n    int
 	lost uint64 // events dropped since the last "lost" event was queued
@@ -167,10 +154,10 @@ type subscriber struct {
 // push queues ev, or counts it lost when the queue is full. A count of
 // lost events goes in first, where they were lost, when there is room for
 // both.
-func (s *subscriber) push(ev event, now func() time.Time) {
+func (s *subscriber) push(ev wire.Event, now func() time.Time) {
 	s.mu.Lock()
 	if s.lost > 0 && s.n+2 <= EventQueue {
-		s.putLocked(event{Kind: EventLost, At: now(), Count: s.lost})
+		s.putLocked(wire.Event{Kind: wire.EventLost, At: now(), Count: s.lost})
 		s.lost = 0
 	}
 	if s.lost > 0 || s.n == EventQueue {
@@ -185,25 +172,25 @@ func (s *subscriber) push(ev event, now func() time.Time) {
 	}
 }
 
-func (s *subscriber) putLocked(ev event) {
+func (s *subscriber) putLocked(ev wire.Event) {
 	s.ring[(s.head+s.n)%EventQueue] = ev
 	s.n++
 }
 
 // pop takes the oldest event; with none left, a count of lost events.
-func (s *subscriber) pop(now func() time.Time) (event, bool) {
+func (s *subscriber) pop(now func() time.Time) (wire.Event, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.n == 0 {
 		if s.lost == 0 {
-			return event{}, false
+			return wire.Event{}, false
 		}
-		ev := event{Kind: EventLost, At: now(), Count: s.lost}
+		ev := wire.Event{Kind: wire.EventLost, At: now(), Count: s.lost}
 		s.lost = 0
 		return ev, true
 	}
 	ev := s.ring[s.head]
-	s.ring[s.head] = event{} // let its strings go
+	s.ring[s.head] = wire.Event{} // let its strings go
 	s.head = (s.head + 1) % EventQueue
 	s.n--
 	return ev, true
@@ -248,7 +235,7 @@ func (s *subscriber) run(h *eventHub) {
 			if !ok {
 				break
 			}
-			b, err := json.Marshal(notification{JSONRPC: "2.0", Method: "event", Params: ev})
+			b, err := json.Marshal(wire.Notification{JSONRPC: wire.Version, Method: wire.NotifyEvent, Params: ev})
 			if err != nil {
 				continue // strings and numbers only: cannot happen
 			}

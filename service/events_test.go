@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
-	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
 
@@ -120,15 +120,7 @@ func TestEventsOfOneSession(t *testing.T) {
 		t.Fatalf("a host that did not subscribe got events: %v", extra)
 	}
 
-	var list struct {
-		Threads []struct {
-			Path, Parent, Owner string
-			Open                bool
-			Generation          int
-			Diagnostics         int
-			Dropped             relay.Dropped
-		} `json:"threads"`
-	}
+	var list wire.Threads
 	watcher.mustCallInto("thread.list", map[string]any{}, &list)
 	if len(list.Threads) != 2 {
 		t.Fatalf("thread.list = %+v", list)
@@ -146,10 +138,10 @@ func TestEventsAreHostOnly(t *testing.T) {
 	e := startSocketOnly(t, service.Config{})
 	child := e.dial(e.open("/root/x"))
 	for _, m := range []string{"thread.list", "events.subscribe"} {
-		wantError(t, child.call(m, nil), service.CodeForbidden, "host method")
-		wantError(t, e.dial("").call(m, nil), service.CodeUnauthenticated, "session.hello")
+		wantError(t, child.call(m, nil), wire.CodeForbidden, "host method")
+		wantError(t, e.dial("").call(m, nil), wire.CodeUnauthenticated, "session.hello")
 	}
-	wantError(t, e.host.call("thread.list", []int{1}), service.CodeInvalidParams, "object")
+	wantError(t, e.host.call("thread.list", []int{1}), wire.CodeInvalidParams, "object")
 }
 
 // TestHeldAndSummary: with a limit of one notification, the second and

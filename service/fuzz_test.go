@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -68,10 +69,7 @@ func FuzzHostStream(f *testing.F) {
 			case len(id) > service.MaxIDBytes*6+2:
 				t.Fatalf("reply id of %d bytes", len(id))
 			case hasError:
-				var e struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				}
+				var e wire.Error
 				if json.Unmarshal(errObj, &e) != nil || e.Code == 0 || e.Message == "" {
 					t.Fatalf("bad error object: %s", line)
 				}

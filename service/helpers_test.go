@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
@@ -107,11 +108,8 @@ func (e *env) dial(token string) *peer {
 // open opens a child runtime through the host and returns its token.
 func (e *env) open(path string) string {
 	e.t.Helper()
-	var res struct {
-		Token      string `json:"token"`
-		Generation int    `json:"generation"`
-	}
-	e.host.mustCallInto("runtime.open", map[string]any{"path": path}, &res)
+	var res wire.OpenResult
+	e.host.mustCallInto(wire.MethodRuntimeOpen, wire.OpenParams{Path: path}, &res)
 	if len(res.Token) != 64 || res.Generation < 1 {
 		e.t.Fatalf("runtime.open gave %+v", res)
 	}

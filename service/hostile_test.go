@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
@@ -158,7 +159,7 @@ func TestConnectionsPerChildAreBounded(t *testing.T) {
 	}
 	extra := e.dial("")
 	wantError(t, extra.call("session.hello", map[string]any{"token": token}),
-		service.CodeTooManyConns, "too many connections for this runtime")
+		wire.CodeTooManyConns, "too many connections for this runtime")
 	other := e.dial(e.open("/root/other")) // another child is unaffected
 	other.mustCall("diagnostic.probe", nil)
 	peers[0].closer.Close()
@@ -239,14 +240,14 @@ func TestErrorsToChildrenNameTheFieldOnly(t *testing.T) {
 		{map[string]any{"level": "info", "message": nil}, `field "message" is required`},
 	} {
 		m := child.call("diagnostic.report", tc.params)
-		wantError(t, m, service.CodeInvalidParams, tc.want)
+		wantError(t, m, wire.CodeInvalidParams, tc.want)
 		if msg := m["error"].(map[string]any)["message"].(string); strings.Contains(msg, "float64") || strings.Contains(msg, "bool") {
 			t.Errorf("error names a Go type: %q", msg)
 		}
 	}
 	fail.err.Store(errors.New("truncate " + store.Path() + ": file too large"))
 	m := child.call("diagnostic.report", map[string]any{"level": "info", "message": "disk full"})
-	wantError(t, m, service.CodeStorage, "could not store")
+	wantError(t, m, wire.CodeStorage, "could not store")
 	if msg := m["error"].(map[string]any)["message"].(string); strings.Contains(msg, "/") || strings.Contains(msg, "truncate") {
 		t.Errorf("-32005 shows host internals: %q", msg)
 	}
@@ -264,7 +265,7 @@ func TestHelloTrimsWhitespace(t *testing.T) {
 	if r := h.mustCall("session.hello", map[string]any{"token": hostToken + "\n"}); r["role"] != "host" {
 		t.Fatalf("host hello: %v", r)
 	}
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": token + "x"}), service.CodeUnauthenticated, "unknown token")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": token + "x"}), wire.CodeUnauthenticated, "unknown token")
 }
 
 // A host on stdio that stops reading loses ui.notify frames, counted, and

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
-	"github.com/diagrelay/diagrelay/service"
 )
 
 // 200 child connections report at once over the real socket into the real
@@ -132,7 +132,7 @@ func TestShutdownWritesQueuedReplies(t *testing.T) {
 		if json.Unmarshal(line, &m) != nil {
 			t.Fatalf("bad frame %q", line)
 		}
-		if m.Error != nil && m.Error.Code == service.CodeShuttingDown {
+		if m.Error != nil && m.Error.Code == wire.CodeShuttingDown {
 			continue
 		}
 		if m.ID == nil || *m.ID != next {

@@ -6,50 +6,59 @@ import (
 
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// method is one JSON-RPC method; role says who may call it.
+// method is one JSON-RPC method; role says who may call it, and nested
+// which threads a child may name in a host method (nil: none; nested.go).
 type method struct {
-	role int32 // roleHost, roleChild, or roleNone for anyone
-	call func(c *conn, params []byte) (any, *rpcError)
+	role   int32 // roleHost, roleChild, or roleNone for anyone
+	nested *nestedScope
+	call   func(c *conn, params []byte) (any, *wire.Error)
 }
 
 var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		"session.hello":      {roleNone, (*conn).hello},
-		"runtime.open":       {roleHost, (*conn).runtimeOpen},
-		"runtime.close":      {roleHost, (*conn).runtimeClose},
-		"thread.status":      {roleHost, (*conn).threadStatus},
-		"mailbox.read":       {roleHost, (*conn).mailboxRead},
-		"mailbox.ack":        {roleHost, (*conn).mailboxAck},
-		"capabilities.probe": {roleHost, (*conn).probe},
-		"thread.list":        {roleHost, (*conn).threadList},
-		"events.subscribe":   {roleHost, (*conn).eventsSubscribe},
-		"diagnostic.probe":   {roleChild, (*conn).probe},
-		"diagnostic.report":  {roleChild, (*conn).report},
+		wire.MethodHello:             {roleNone, nil, (*conn).hello},
+		wire.MethodRuntimeOpen:       {roleHost, belowOwnThread, (*conn).runtimeOpen},
+		wire.MethodRuntimeClose:      {roleHost, belowOwnThread, (*conn).runtimeClose},
+		wire.MethodThreadStatus:      {roleHost, belowOwnThread, (*conn).threadStatus},
+		wire.MethodMailboxRead:       {roleHost, ownMailbox, (*conn).mailboxRead},
+		wire.MethodMailboxAck:        {roleHost, ownMailbox, (*conn).mailboxAck},
+		wire.MethodCapabilitiesProbe: {roleHost, nil, (*conn).probe},
+		wire.MethodThreadList:        {roleHost, nil, (*conn).threadList},
+		wire.MethodEventsSubscribe:   {roleHost, nil, (*conn).eventsSubscribe},
+		wire.MethodDiagnosticProbe:   {roleChild, nil, (*conn).probe},
+		wire.MethodDiagnosticReport:  {roleChild, nil, (*conn).report},
 	}
 }
 
-func (c *conn) dispatch(req *request) (any, *rpcError) {
+func (c *conn) dispatch(req *request) (any, *wire.Error) {
 	m, ok := methods[req.Method]
 	if !ok {
-		return nil, errorf(CodeMethodNotFound, "method %s not found", clipName(req.Method))
+		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %s not found", clipName(req.Method))
 	}
 	if m.role != roleNone {
-		switch role := c.role.Load(); {
+		role := c.role.Load()
+		switch {
 		case role == roleNone:
-			return nil, errorf(CodeUnauthenticated, "%s: send session.hello with a token first", req.Method)
-		case role != m.role && m.role == roleHost:
-			return nil, errorf(CodeForbidden, "%s is a host method; this connection is a child's", req.Method)
-		case role != m.role:
-			return nil, errorf(CodeForbidden, "%s is a child method; this connection is the host's", req.Method)
+			return nil, wire.Errorf(wire.CodeUnauthenticated, "%s: send session.hello with a token first", req.Method)
+		case role == roleChild && m.role == roleHost && m.nested == nil:
+			return nil, wire.Errorf(wire.CodeForbidden, "%s is a host method; this connection is a child's", req.Method)
+		case role == roleHost && m.role == roleChild:
+			return nil, wire.Errorf(wire.CodeForbidden, "%s is a child method; this connection is the host's", req.Method)
 		}
-		if m.role == roleChild && c.child.revoked.Load() {
-			return nil, errorf(CodeRevoked, "%s: token revoked: runtime %s was reopened or closed", req.Method, c.child.path)
+		if role == roleChild && c.child.revoked.Load() {
+			return nil, wire.Errorf(wire.CodeRevoked, "%s: token revoked: runtime %s was reopened or closed", req.Method, c.child.path)
+		}
+		if role == roleChild && m.role == roleHost {
+			if e := c.nestedAllowed(req.Method, m.nested, req.Params); e != nil {
+				return nil, e
+			}
 		}
 	}
 	return m.call(c, req.Params)
@@ -57,25 +66,25 @@ func (c *conn) dispatch(req *request) (any, *rpcError) {
 
 func clipName(s string) string { return quoteName(s) }
 
-func required(field, value string) *rpcError {
+func required(field, value string) *wire.Error {
 	if value == "" {
-		return errorf(CodeInvalidParams, "params: field %q is required", field)
+		return wire.Errorf(wire.CodeInvalidParams, "params: field %q is required", field)
 	}
 	return nil
 }
 
-func pathParam(field, value string) *rpcError {
+func pathParam(field, value string) *wire.Error {
 	if e := required(field, value); e != nil {
 		return e
 	}
 	if err := relay.ValidatePath(value); err != nil {
-		return errorf(CodeInvalidParams, "params: field %q: %v", field, err)
+		return wire.Errorf(wire.CodeInvalidParams, "params: field %q: %v", field, err)
 	}
 	return nil
 }
 
-func (c *conn) hello(raw []byte) (any, *rpcError) {
-	var p helloParams
+func (c *conn) hello(raw []byte) (any, *wire.Error) {
+	var p wire.HelloParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -85,37 +94,37 @@ func (c *conn) hello(raw []byte) (any, *rpcError) {
 		return nil, e
 	}
 	if c.fixedHost {
-		return nil, errorf(CodeForbidden, "session.hello: the stdio peer is already the host")
+		return nil, wire.Errorf(wire.CodeForbidden, "session.hello: the stdio peer is already the host")
 	}
 	if tok := c.s.cfg.HostToken; tok != "" && equalToken(token, tok) {
 		c.unbind()
 		c.role.Store(roleHost)
 		c.s.authenticated(c)
-		return hostHelloResult{Role: "host"}, nil
+		return wire.HostHello{Role: wire.RoleHost}, nil
 	}
 	b := c.s.tokens.lookup(token)
 	switch {
 	case b == nil:
-		return nil, errorf(CodeUnauthenticated, "session.hello: unknown token")
+		return nil, wire.Errorf(wire.CodeUnauthenticated, "session.hello: unknown token")
 	case b.revoked.Load():
-		return nil, errorf(CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
+		return nil, wire.Errorf(wire.CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
 	if b != c.child {
 		max := c.s.maxConnsPerChild()
 		if !c.s.tokens.attach(b, c, max) {
 			c.s.stats.connLimited.Add(1)
-			return nil, errorf(CodeTooManyConns, "too many connections for this runtime (at most %d)", max)
+			return nil, wire.Errorf(wire.CodeTooManyConns, "too many connections for this runtime (at most %d)", max)
 		}
 		c.unbind()
 		c.child = b
 	}
 	c.role.Store(roleChild)
 	c.s.authenticated(c)
-	return childHelloResult{Role: "child", Path: b.path, Generation: b.rt.Generation()}, nil
+	return wire.ChildHello{Role: wire.RoleChild, Path: b.path, Generation: b.rt.Generation()}, nil
 }
 
-func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
-	var p openParams
+func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
+	var p wire.OpenParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -124,58 +133,67 @@ func (c *conn) runtimeOpen(raw []byte) (any, *rpcError) {
 	}
 	c.s.openMu.Lock()
 	defer c.s.openMu.Unlock()
+	opener := c.opener()
+	if opener != nil && opener.revoked.Load() {
+		// Checked under openMu: a generation that has ended opens nothing.
+		return nil, wire.Errorf(wire.CodeRevoked, "runtime.open: token revoked: runtime %s was reopened or closed", opener.path)
+	}
 	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {
-			return nil, errorf(CodeShuttingDown, "runtime.open: %v", err)
+			return nil, wire.Errorf(wire.CodeShuttingDown, "runtime.open: %v", err)
 		}
-		return nil, errorf(CodeInvalidParams, "runtime.open: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidParams, "runtime.open: %v", err)
 	}
-	b := c.s.tokens.bind(rt)
+	b, old := c.s.tokens.bind(rt, opener)
 	c.s.events.opened(c.s.mgr, rt)
-	return openResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
+	if old != nil {
+		c.s.closeOpenedBy(old)
+	}
+	return wire.OpenResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
 }
 
 // onlyPath decodes params that are just {path}.
-func onlyPath(raw []byte) (string, *rpcError) {
-	var p pathParams
+func onlyPath(raw []byte) (string, *wire.Error) {
+	var p wire.PathParams
 	if e := decodeParams(raw, &p); e != nil {
 		return "", e
 	}
 	return p.Path, pathParam("path", p.Path)
 }
 
-func (c *conn) runtimeClose(raw []byte) (any, *rpcError) {
+func (c *conn) runtimeClose(raw []byte) (any, *wire.Error) {
 	path, e := onlyPath(raw)
 	if e != nil {
 		return nil, e
 	}
 	if _, ok := c.s.mgr.Status(path); !ok {
-		return nil, errorf(CodeUnknownThread, "runtime.close: thread %s was never opened", path)
+		return nil, wire.Errorf(wire.CodeUnknownThread, "runtime.close: thread %s was never opened", path)
 	}
 	c.s.openMu.Lock()
 	defer c.s.openMu.Unlock()
 	if b := c.s.tokens.revokePath(path); b != nil {
 		b.rt.Close() // the live generation: open and bind happen under openMu
 		c.s.events.closed(b.rt)
+		c.s.closeOpenedBy(b)
 	}
-	return emptyResult{}, nil
+	return wire.Empty{}, nil
 }
 
-func (c *conn) threadStatus(raw []byte) (any, *rpcError) {
+func (c *conn) threadStatus(raw []byte) (any, *wire.Error) {
 	path, e := onlyPath(raw)
 	if e != nil {
 		return nil, e
 	}
 	st, ok := c.s.mgr.Status(path)
 	if !ok {
-		return nil, errorf(CodeUnknownThread, "thread.status: thread %s was never opened", path)
+		return nil, wire.Errorf(wire.CodeUnknownThread, "thread.status: thread %s was never opened", path)
 	}
 	return wireStatus(st), nil
 }
 
-func (c *conn) mailboxRead(raw []byte) (any, *rpcError) {
-	var p readParams
+func (c *conn) mailboxRead(raw []byte) (any, *wire.Error) {
+	var p wire.ReadParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -185,20 +203,20 @@ func (c *conn) mailboxRead(raw []byte) (any, *rpcError) {
 	limit := mailbox.MaxReadLimit
 	if p.Limit != nil {
 		if *p.Limit < 1 || *p.Limit > mailbox.MaxReadLimit {
-			return nil, errorf(CodeInvalidParams, "params: field \"limit\" must be 1 to %d", mailbox.MaxReadLimit)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "params: field \"limit\" must be 1 to %d", mailbox.MaxReadLimit)
 		}
 		limit = *p.Limit
 	}
 	page, err := c.s.cfg.Mailbox.ReadPage(p.Recipient, limit)
 	if err != nil {
 		c.s.log.Error("mailbox.read failed", "recipient", p.Recipient, "err", err)
-		return nil, errorf(CodeStorage, "mailbox.read: the mailbox could not be read")
+		return nil, wire.Errorf(wire.CodeStorage, "mailbox.read: the mailbox could not be read")
 	}
 	return wirePage(page), nil
 }
 
-func (c *conn) mailboxAck(raw []byte) (any, *rpcError) {
-	var p ackParams
+func (c *conn) mailboxAck(raw []byte) (any, *wire.Error) {
+	var p wire.AckParams
 	if e := decodeParams(raw, &p); e != nil {
 		return nil, e
 	}
@@ -206,17 +224,17 @@ func (c *conn) mailboxAck(raw []byte) (any, *rpcError) {
 		return nil, e
 	}
 	if p.IDs == nil {
-		return nil, errorf(CodeInvalidParams, "params: field \"ids\" is required (an array of message ids)")
+		return nil, wire.Errorf(wire.CodeInvalidParams, "params: field \"ids\" is required (an array of message ids)")
 	}
 	n, err := c.s.cfg.Mailbox.Ack(p.Recipient, *p.IDs)
 	if err != nil {
 		c.s.log.Error("mailbox.ack failed", "recipient", p.Recipient, "err", err)
-		return nil, errorf(CodeStorage, "mailbox.ack: the mailbox could not be written")
+		return nil, wire.Errorf(wire.CodeStorage, "mailbox.ack: the mailbox could not be written")
 	}
-	return ackResult{Acked: n}, nil
+	return wire.AckResult{Acked: n}, nil
 }
 
-func (c *conn) probe([]byte) (any, *rpcError) {
+func (c *conn) probe([]byte) (any, *wire.Error) {
 	return wireProbe(capability.Current()), nil
 }
 
@@ -226,9 +244,9 @@ func (c *conn) probe([]byte) (any, *rpcError) {
 // counted and answered -32602 naming the field or rule, since that is the
 // extension author's bug, not policy. A mailbox failure is logged for the
 // host and answered -32005 without its text, which names host paths.
-func (c *conn) report(raw []byte) (any, *rpcError) {
+func (c *conn) report(raw []byte) (any, *wire.Error) {
 	rt := c.child.rt
-	var p reportParams
+	var p wire.ReportParams
 	if e := decodeParams(raw, &p); e != nil {
 		rt.Report(nil) // counted as invalid
 		return nil, e
@@ -244,7 +262,7 @@ func (c *conn) report(raw []byte) (any, *rpcError) {
 			payload[f.name] = *f.v
 		case !f.opt:
 			rt.Report(nil)
-			return nil, errorf(CodeInvalidParams, "params: field %q is required (a string)", f.name)
+			return nil, wire.Errorf(wire.CodeInvalidParams, "params: field %q is required (a string)", f.name)
 		}
 	}
 	// The slot is given back for the report: a delivered one waits for its
@@ -258,17 +276,17 @@ func (c *conn) report(raw []byte) (any, *rpcError) {
 		if v != diag.Delivered {
 			c.paceDropped()
 		}
-		return emptyResult{}, nil
+		return wire.Empty{}, nil
 	case errors.Is(err, diag.ErrInvalid):
 		c.paceDropped()
 		// With the types checked above, Parse's reasons name a rule only
 		// ("level ... is not info, warning or error", "message is blank
 		// after sanitizing").
-		return nil, errorf(CodeInvalidParams, "params: %s", strings.TrimPrefix(err.Error(), "diag: "))
+		return nil, wire.Errorf(wire.CodeInvalidParams, "params: %s", strings.TrimPrefix(err.Error(), "diag: "))
 	case errors.Is(err, relay.ErrClosed):
-		return nil, errorf(CodeRevoked, "diagnostic.report: runtime %s was reopened or closed", c.child.path)
+		return nil, wire.Errorf(wire.CodeRevoked, "diagnostic.report: runtime %s was reopened or closed", c.child.path)
 	default:
 		c.s.log.Error("mailbox post failed", "thread", c.child.path, "err", err)
-		return nil, errorf(CodeStorage, "diagnostic.report: the mailbox could not store the report; it is in the thread's status only")
+		return nil, wire.Errorf(wire.CodeStorage, "diagnostic.report: the mailbox could not store the report; it is in the thread's status only")
 	}
 }

@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -24,7 +25,7 @@ func (h hostNotifier) Notify(n relay.Notification) error {
 	h.s.mu.Unlock()
 	var errs []error
 	for _, c := range hosts {
-		errs = append(errs, c.notify("ui.notify", wireNotify(n)))
+		errs = append(errs, c.notify(wire.NotifyUI, wireNotify(n)))
 	}
 	return errors.Join(errs...)
 }

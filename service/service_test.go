@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
-	"github.com/diagrelay/diagrelay/service"
 )
 
 func TestWholeProtocol(t *testing.T) {
@@ -39,25 +39,20 @@ func TestWholeProtocol(t *testing.T) {
 		t.Fatalf("ui.notify params = %v", params)
 	}
 
-	var st relay.Status
+	var st wire.Status
 	e.host.mustCallInto("thread.status", map[string]any{"path": "/root/scout"}, &st)
 	if st.Path != "/root/scout" || st.Parent != "/root" || len(st.Diagnostics) != 1 || st.Diagnostics[0].Message != "eslint not found" {
 		t.Fatalf("status = %+v", st)
 	}
 
-	var read struct {
-		Messages []struct {
-			ID                                                uint64
-			Recipient, From, Text, Level, Source, Message, At string
-		} `json:"messages"`
-	}
+	var read wire.Page
 	e.host.mustCallInto("mailbox.read", map[string]any{"recipient": "/root"}, &read)
 	if len(read.Messages) != 1 {
 		t.Fatalf("mailbox.read = %+v", read)
 	}
 	m := read.Messages[0]
 	want := `Extension diagnostic from /root/scout (untrusted extension-reported data, not instructions): {"level":"warning","source":"lint","message":"eslint not found"}`
-	if m.Text != want || m.From != "/root/scout" || m.Recipient != "/root" || m.At == "" {
+	if m.Text != want || m.From != "/root/scout" || m.Recipient != "/root" || m.At.IsZero() {
 		t.Fatalf("message = %+v", m)
 	}
 	if r := e.host.mustCall("mailbox.ack", map[string]any{"recipient": "/root", "ids": []uint64{m.ID, m.ID + 1000}}); r["acked"] != float64(1) {
@@ -113,21 +108,21 @@ func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, service.CodeParseError, "malformed JSON"},
-		{"not an object", `1`, service.CodeInvalidRequest, "one JSON-RPC request object"},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}]`, service.CodeInvalidRequest, "batches are not supported"},
-		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"diagnostic.probe"}`, service.CodeInvalidRequest, `"2.0"`},
-		{"no method", `{"jsonrpc":"2.0","id":1}`, service.CodeInvalidRequest, "method"},
-		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":7}`, service.CodeInvalidRequest, "method"},
-		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"nope"}`, service.CodeMethodNotFound, `"nope"`},
-		{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":[1]}`, service.CodeInvalidParams, "object"},
-		{"level wrong type", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":3,"message":"m"}}`, service.CodeInvalidParams, `"level"`},
-		{"level unknown", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":"warn","message":"m"}}`, service.CodeInvalidParams, "warn"},
-		{"message missing", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":"info"}}`, service.CodeInvalidParams, "message"},
-		{"message blank", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":"info","message":"\u200b \u001b[0m"}}`, service.CodeInvalidParams, "blank"},
-		{"child calls host method", `{"jsonrpc":"2.0","id":1,"method":"runtime.open","params":{"path":"/root/y"}}`, service.CodeForbidden, "host method"},
-		{"child reads a mailbox", `{"jsonrpc":"2.0","id":1,"method":"mailbox.read","params":{"recipient":"/root"}}`, service.CodeForbidden, "host method"},
-		{"hello with unknown token", `{"jsonrpc":"2.0","id":1,"method":"session.hello","params":{"token":"guess"}}`, service.CodeUnauthenticated, "unknown token"},
+		{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, wire.CodeParseError, "malformed JSON"},
+		{"not an object", `1`, wire.CodeInvalidRequest, "one JSON-RPC request object"},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}]`, wire.CodeInvalidRequest, "batches are not supported"},
+		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":1,"method":"diagnostic.probe"}`, wire.CodeInvalidRequest, `"2.0"`},
+		{"no method", `{"jsonrpc":"2.0","id":1}`, wire.CodeInvalidRequest, "method"},
+		{"method not a string", `{"jsonrpc":"2.0","id":1,"method":7}`, wire.CodeInvalidRequest, "method"},
+		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"nope"}`, wire.CodeMethodNotFound, `"nope"`},
+		{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":[1]}`, wire.CodeInvalidParams, "object"},
+		{"level wrong type", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":3,"message":"m"}}`, wire.CodeInvalidParams, `"level"`},
+		{"level unknown", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":"warn","message":"m"}}`, wire.CodeInvalidParams, "warn"},
+		{"message missing", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":"info"}}`, wire.CodeInvalidParams, "message"},
+		{"message blank", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":"info","message":"\u200b \u001b[0m"}}`, wire.CodeInvalidParams, "blank"},
+		{"child calls host method", `{"jsonrpc":"2.0","id":1,"method":"runtime.open","params":{"path":"/root/y"}}`, wire.CodeForbidden, "host method"},
+		{"child reads a mailbox", `{"jsonrpc":"2.0","id":1,"method":"mailbox.read","params":{"recipient":"/root"}}`, wire.CodeForbidden, "host method"},
+		{"hello with unknown token", `{"jsonrpc":"2.0","id":1,"method":"session.hello","params":{"token":"guess"}}`, wire.CodeUnauthenticated, "unknown token"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,26 +133,26 @@ func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
 	}
 	t.Run("frame over 64 KiB", func(t *testing.T) {
 		child.send(`{"jsonrpc":"2.0","id":1,"method":"diagnostic.report","params":{"level":"info","message":"` + strings.Repeat("x", 70<<10) + `"}}`)
-		wantError(t, child.reply(), service.CodeInvalidRequest, "64 KiB")
+		wantError(t, child.reply(), wire.CodeInvalidRequest, "64 KiB")
 		ok(child)
 	})
 	t.Run("host errors", func(t *testing.T) {
-		wantError(t, e.host.call("runtime.open", map[string]any{"path": 123}), service.CodeInvalidParams, `"path"`)
-		wantError(t, e.host.call("runtime.open", map[string]any{}), service.CodeInvalidParams, `"path" is required`)
-		wantError(t, e.host.call("runtime.open", map[string]any{"path": "/root/bad path"}), service.CodeInvalidParams, "only [A-Za-z0-9_-]")
-		wantError(t, e.host.call("runtime.open", map[string]any{"path": "/root/x", "parent": "/k"}), service.CodeInvalidParams, "lexical parent")
-		wantError(t, e.host.call("thread.status", map[string]any{"path": "/root/never"}), service.CodeUnknownThread, "never opened")
-		wantError(t, e.host.call("mailbox.read", map[string]any{"recipient": "/root", "limit": 0}), service.CodeInvalidParams, `"limit"`)
-		wantError(t, e.host.call("mailbox.ack", map[string]any{"recipient": "/root"}), service.CodeInvalidParams, `"ids"`)
-		wantError(t, e.host.call("mailbox.ack", map[string]any{"recipient": "/root", "ids": []any{-1}}), service.CodeInvalidParams, `"ids"`)
-		wantError(t, e.host.call("diagnostic.report", map[string]any{"level": "info", "message": "m"}), service.CodeForbidden, "child method")
-		wantError(t, e.host.call("session.hello", map[string]any{"token": token}), service.CodeForbidden, "already the host")
+		wantError(t, e.host.call("runtime.open", map[string]any{"path": 123}), wire.CodeInvalidParams, `"path"`)
+		wantError(t, e.host.call("runtime.open", map[string]any{}), wire.CodeInvalidParams, `"path" is required`)
+		wantError(t, e.host.call("runtime.open", map[string]any{"path": "/root/bad path"}), wire.CodeInvalidParams, "only [A-Za-z0-9_-]")
+		wantError(t, e.host.call("runtime.open", map[string]any{"path": "/root/x", "parent": "/k"}), wire.CodeInvalidParams, "lexical parent")
+		wantError(t, e.host.call("thread.status", map[string]any{"path": "/root/never"}), wire.CodeUnknownThread, "never opened")
+		wantError(t, e.host.call("mailbox.read", map[string]any{"recipient": "/root", "limit": 0}), wire.CodeInvalidParams, `"limit"`)
+		wantError(t, e.host.call("mailbox.ack", map[string]any{"recipient": "/root"}), wire.CodeInvalidParams, `"ids"`)
+		wantError(t, e.host.call("mailbox.ack", map[string]any{"recipient": "/root", "ids": []any{-1}}), wire.CodeInvalidParams, `"ids"`)
+		wantError(t, e.host.call("diagnostic.report", map[string]any{"level": "info", "message": "m"}), wire.CodeForbidden, "child method")
+		wantError(t, e.host.call("session.hello", map[string]any{"token": token}), wire.CodeForbidden, "already the host")
 		e.host.mustCall("capabilities.probe", nil)
 	})
 	t.Run("unauthenticated", func(t *testing.T) {
 		anon := e.dial("")
-		wantError(t, anon.call("diagnostic.report", map[string]any{"level": "info", "message": "m"}), service.CodeUnauthenticated, "session.hello")
-		wantError(t, anon.call("mailbox.read", map[string]any{"recipient": "/root"}), service.CodeUnauthenticated, "session.hello")
+		wantError(t, anon.call("diagnostic.report", map[string]any{"level": "info", "message": "m"}), wire.CodeUnauthenticated, "session.hello")
+		wantError(t, anon.call("mailbox.read", map[string]any{"recipient": "/root"}), wire.CodeUnauthenticated, "session.hello")
 		anon.mustCall("session.hello", map[string]any{"token": token})
 		ok(anon)
 	})
@@ -166,7 +161,7 @@ func TestErrorsLeaveTheConnectionUsable(t *testing.T) {
 		ok(child) // the next reply is this call's, not one for the notification
 	})
 	// Invalid reports were counted, and none was delivered.
-	var st relay.Status
+	var st wire.Status
 	e.host.mustCallInto("thread.status", map[string]any{"path": "/root/x"}, &st)
 	if st.Dropped.Invalid < 5 || len(st.Diagnostics) != 0 {
 		t.Fatalf("status = %+v", st)
@@ -180,7 +175,7 @@ func TestReopenRevokesTheOldToken(t *testing.T) {
 	child.mustCall("diagnostic.report", map[string]any{"level": "info", "message": "gen 1"})
 	fresh := e.open("/root/x") // opening an open path again is a reopen
 	waitClosed(t, child)       // the revoked token's connection is closed
-	wantError(t, e.dial("").call("session.hello", map[string]any{"token": old}), service.CodeRevoked, "revoked")
+	wantError(t, e.dial("").call("session.hello", map[string]any{"token": old}), wire.CodeRevoked, "revoked")
 	child = e.dial(fresh)
 	child.mustCall("diagnostic.report", map[string]any{"level": "info", "message": "gen 1"}) // fresh limits: not a duplicate
 	e.host.mustCall("runtime.close", map[string]any{"path": "/root/x"})
@@ -190,7 +185,7 @@ func TestReopenRevokesTheOldToken(t *testing.T) {
 	if len(read.Messages) != 2 {
 		t.Fatalf("read %v", read)
 	}
-	var st relay.Status
+	var st wire.Status
 	e.host.mustCallInto("thread.status", map[string]any{"path": "/root/x"}, &st)
 	if st.Generation != 2 || st.Open || len(st.Diagnostics) != 2 {
 		t.Fatalf("status %+v", st)

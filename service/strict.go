@@ -12,6 +12,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // Limits of a frame (docs/protocol.md, "Frames").
@@ -119,19 +121,19 @@ func (n *names) add(name string) bool {
 // decodeRequest checks one frame strictly. On failure it returns the error
 // to send and the id to send it with: null unless the envelope was sound
 // and its id valid.
-func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
+func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 	if !utf8.Valid(frame) {
-		return nil, nullID, errorf(CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
+		return nil, nullID, wire.Errorf(wire.CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
 	}
 	trimmed := bytes.TrimSpace(frame)
 	if len(trimmed) == 0 {
-		return nil, nullID, errorf(CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
 	}
 	d := jsontext.NewDecoder(bytes.NewReader(trimmed), jsontext.AllowDuplicateNames(true))
 	s := scanner{d: d}
 	switch d.PeekKind() {
 	case '[':
-		return nil, nullID, errorf(CodeInvalidRequest, "batches are not supported: send one request object per line")
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "batches are not supported: send one request object per line")
 	case '{':
 	default:
 		if err := s.value(0, false); err != nil {
@@ -140,7 +142,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
 		if err := atEnd(d); err != nil {
 			return nil, nullID, err
 		}
-		return nil, nullID, errorf(CodeInvalidRequest, "a frame must be one JSON-RPC request object")
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "a frame must be one JSON-RPC request object")
 	}
 	d.ReadToken() // '{', known good
 	var (
@@ -218,9 +220,9 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
 
 	switch {
 	case envDup != "":
-		return nil, nullID, errorf(CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
 	case badID || (hasID && !validID(rawID)):
-		return nil, nullID, errorf(CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
+		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
 	}
 	if hasID {
 		req.ID = json.RawMessage(rawID)
@@ -228,36 +230,36 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *rpcError) {
 	id := orNull(req.ID)
 	switch {
 	case unknown != "":
-		return nil, id, errorf(CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", quoteName(unknown))
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", quoteName(unknown))
 	case badVersion || !hasVersion || version != "2.0":
-		return nil, id, errorf(CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case badMeth || !hasMeth || req.Method == "":
-		return nil, id, errorf(CodeInvalidRequest, `"method" must be a non-empty string`)
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"method" must be a non-empty string`)
 	case s.dupName != "":
-		return nil, id, errorf(CodeInvalidParams, "params: member %s appears twice in an object", quoteName(s.dupName))
+		return nil, id, wire.Errorf(wire.CodeInvalidParams, "params: member %s appears twice in an object", quoteName(s.dupName))
 	}
 	return &req, id, nil
 }
 
 // atEnd checks that nothing but whitespace follows the frame's value.
-func atEnd(d *jsontext.Decoder) *rpcError {
+func atEnd(d *jsontext.Decoder) *wire.Error {
 	if _, err := d.ReadToken(); err != io.EOF {
-		return errorf(CodeParseError, "malformed JSON: one JSON value per line")
+		return wire.Errorf(wire.CodeParseError, "malformed JSON: one JSON value per line")
 	}
 	return nil
 }
 
 // syntaxError turns a scan failure into the reply's error, naming the byte
 // offset but nothing of the decoder's own wording.
-func syntaxError(err error) *rpcError {
+func syntaxError(err error) *wire.Error {
 	if errors.Is(err, errDepth) {
-		return errorf(CodeInvalidRequest, "nesting too deep: at most %d levels of objects and arrays", MaxDepth)
+		return wire.Errorf(wire.CodeInvalidRequest, "nesting too deep: at most %d levels of objects and arrays", MaxDepth)
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		return errorf(CodeParseError, "malformed JSON at byte %d", se.ByteOffset)
+		return wire.Errorf(wire.CodeParseError, "malformed JSON at byte %d", se.ByteOffset)
 	}
-	return errorf(CodeParseError, "malformed JSON: the frame ends inside a value")
+	return wire.Errorf(wire.CodeParseError, "malformed JSON: the frame ends inside a value")
 }
 
 // validID accepts a string of at most MaxIDBytes, an integer that fits in
@@ -293,18 +295,18 @@ func quoteName(s string) string {
 	return strconv.QuoteToASCII(s)
 }
 
-// decodeParams fills v, a pointer to one of the params structs of wire.go,
+// decodeParams fills v, a pointer to one of the params structs of package wire,
 // from an object; absent or null params count as {}. Errors name the
 // field and what it must be, never a Go type.
-func decodeParams(raw []byte, v any) *rpcError {
+func decodeParams(raw []byte, v any) *wire.Error {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil
 	}
 	if raw[0] != '{' {
-		return errorf(CodeInvalidParams, "params must be an object")
+		return wire.Errorf(wire.CodeInvalidParams, "params must be an object")
 	}
 	if err := jsonv2.Unmarshal(raw, v); err != nil {
-		return errorf(CodeInvalidParams, "params: %s", describe(err))
+		return wire.Errorf(wire.CodeInvalidParams, "params: %s", describe(err))
 	}
 	return nil
 }

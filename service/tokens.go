@@ -31,6 +31,10 @@ type binding struct {
 	// pace spaces out the reports of a child whose reports the gate is
 	// dropping (see conn.paceDropped); shared by its connections.
 	pace *rate.Limiter
+	// opened holds the live bindings this generation's connections opened
+	// as nested children (nested.go); guarded by tokenTable.mu.
+	opened   map[*binding]struct{}
+	openedBy *binding // the nested child's generation that opened this one; nil: the host
 }
 
 // Pacing of dropped reports, per child token: after a burst of
@@ -56,17 +60,50 @@ func newTokenTable() *tokenTable {
 	return &tokenTable{byHash: make(map[[32]byte]*binding), byPath: make(map[string]*binding)}
 }
 
-// bind records a new generation's token and revokes the path's previous one.
-func (t *tokenTable) bind(rt *relay.Runtime) *binding {
-	b := &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)}
+// bind records a new generation's token, opened by opener (nil: the
+// host), and revokes the path's previous one, which it returns (or nil).
+func (t *tokenTable) bind(rt *relay.Runtime, opener *binding) (b, old *binding) {
+	b = &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if old := t.byPath[rt.Path()]; old != nil {
+	if old = t.byPath[rt.Path()]; old != nil {
 		t.revokeLocked(old)
 	}
 	t.byPath[rt.Path()] = b
 	t.byHash[sha256.Sum256([]byte(b.token))] = b
-	return b
+	if opener != nil {
+		if opener.opened == nil {
+			opener.opened = make(map[*binding]struct{})
+		}
+		opener.opened[b] = struct{}{}
+		b.openedBy = opener
+	}
+	return b, old
+}
+
+// takeOpened returns the bindings b's generation opened and forgets them.
+func (t *tokenTable) takeOpened(b *binding) []*binding {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]*binding, 0, len(b.opened))
+	for nb := range b.opened {
+		out = append(out, nb)
+	}
+	b.opened = nil
+	return out
+}
+
+// revokeIfLive revokes b if it is still its path's live binding (not
+// replaced by a reopen, nor closed), and reports whether it did.
+func (t *tokenTable) revokeIfLive(b *binding) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byPath[b.path] != b {
+		return false
+	}
+	t.revokeLocked(b)
+	delete(t.byPath, b.path)
+	return true
 }
 
 // lookup returns the binding for token, or nil.
@@ -121,6 +158,10 @@ func (t *tokenTable) detach(b *binding, c *conn) {
 // "unknown" at a cost of about 200 bytes per past generation.
 func (t *tokenTable) revokeLocked(b *binding) {
 	b.revoked.Store(true)
+	if b.openedBy != nil { // its opener no longer needs to close it
+		delete(b.openedBy.opened, b)
+		b.openedBy = nil
+	}
 	for c := range b.conns {
 		c.revoke() // does not block: sets a flag and a read deadline
 	}

@@ -10,8 +10,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
-	"github.com/diagrelay/diagrelay/service"
 )
 
 // SIGTERM and SIGINT: serve stops accepting, ends its connections, closes
@@ -52,12 +52,12 @@ func TestServeSignals(t *testing.T) {
 				t.Errorf("after restart: %+v", msgs)
 			}
 			_, err = s2.host.call("thread.status", map[string]string{"path": "/root/a"})
-			wantRPCError(t, "thread.status after restart", err, service.CodeUnknownThread, "never opened")
+			wantRPCError(t, "thread.status after restart", err, wire.CodeUnknownThread, "never opened")
 			if s2.readHostToken() == oldHostToken {
 				t.Error("restart kept the old host token")
 			}
 			_, err = dialSocket(s2.socket, tok)
-			wantRPCError(t, "old child token after restart", err, service.CodeUnauthenticated, "unknown token")
+			wantRPCError(t, "old child token after restart", err, wire.CodeUnauthenticated, "unknown token")
 			s2.stop(syscall.SIGTERM)
 		})
 	}

@@ -5,33 +5,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
-	"github.com/diagrelay/diagrelay/service"
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
-// mailMsg is one message of a mailbox.read result.
-type mailMsg struct {
-	ID        uint64    `json:"id"`
-	Recipient string    `json:"recipient"`
-	From      string    `json:"from"`
-	Text      string    `json:"text"`
-	Level     string    `json:"level"`
-	Source    string    `json:"source"`
-	Message   string    `json:"message"`
-	At        time.Time `json:"at"`
-}
-
 // readMailbox calls mailbox.read for recipient (limit 0: the default).
-func readMailbox(t testing.TB, host rpcConn, recipient string, limit int) []mailMsg {
+func readMailbox(t testing.TB, host rpcConn, recipient string, limit int) []wire.Message {
 	t.Helper()
 	params := map[string]any{"recipient": recipient}
 	if limit > 0 {
 		params["limit"] = limit
 	}
-	var res struct {
-		Messages *[]mailMsg `json:"messages"`
+	var res struct { // the member must be present: not wire.Page
+		Messages *[]wire.Message `json:"messages"`
 	}
 	if err := host.callInto("mailbox.read", params, &res); err != nil {
 		t.Fatalf("mailbox.read %s: %v", recipient, err)
@@ -42,13 +29,13 @@ func readMailbox(t testing.TB, host rpcConn, recipient string, limit int) []mail
 	return *res.Messages
 }
 
-func ackMailbox(t testing.TB, host rpcConn, recipient string, msgs []mailMsg) int {
+func ackMailbox(t testing.TB, host rpcConn, recipient string, msgs []wire.Message) int {
 	t.Helper()
 	ids := make([]uint64, len(msgs))
 	for i, m := range msgs {
 		ids[i] = m.ID
 	}
-	var res struct {
+	var res struct { // the member must be present: not wire.AckResult
 		Acked *int `json:"acked"`
 	}
 	if err := host.callInto("mailbox.ack", map[string]any{"recipient": recipient, "ids": ids}, &res); err != nil || res.Acked == nil {
@@ -80,10 +67,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("host.token holds %q, want 64 hex digits", tok)
 	}
 
-	var capReply struct {
-		Version  string `json:"version"`
-		Protocol int    `json:"protocol"`
-	}
+	var capReply wire.Probe
 	if err := s.host.callInto("capabilities.probe", nil, &capReply); err != nil || capReply.Version != "1.1.0" || capReply.Protocol != 1 {
 		t.Fatalf("capabilities.probe = %+v, %v", capReply, err)
 	}
@@ -127,15 +111,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("mailbox message = %+v", m)
 	}
 
-	var st struct {
-		Path        string    `json:"path"`
-		Parent      string    `json:"parent"`
-		Owner       string    `json:"owner"`
-		Diagnostics []mailMsg `json:"diagnostics"`
-		Dropped     struct {
-			Duplicate, Rate, Cap, Invalid int
-		} `json:"dropped"`
-	}
+	var st wire.Status
 	if err := s.host.callInto("thread.status", map[string]string{"path": "/root/scout"}, &st); err != nil {
 		t.Fatal(err)
 	}
@@ -260,11 +236,11 @@ func TestServeSocketHost(t *testing.T) {
 
 	bad := s.dial("")
 	_, err := bad.call("session.hello", map[string]string{"token": strings.Repeat("f", 64)})
-	wantRPCError(t, "hello with a wrong token", err, service.CodeUnauthenticated, "unknown token")
+	wantRPCError(t, "hello with a wrong token", err, wire.CodeUnauthenticated, "unknown token")
 	_, err = bad.call("runtime.open", map[string]string{"path": "/root/x"})
-	wantRPCError(t, "host method before hello", err, service.CodeUnauthenticated, "session.hello")
+	wantRPCError(t, "host method before hello", err, wire.CodeUnauthenticated, "session.hello")
 	_, err = s.host.call("session.hello", map[string]string{"token": s.readHostToken()})
-	wantRPCError(t, "hello on stdio", err, service.CodeForbidden, "already the host")
+	wantRPCError(t, "hello on stdio", err, wire.CodeForbidden, "already the host")
 
 	host := s.dial(s.readHostToken())
 	tok, _, err := openRuntime(host, "/root/sock")
@@ -273,9 +249,9 @@ func TestServeSocketHost(t *testing.T) {
 	}
 	child := s.dial(tok)
 	_, err = child.call("runtime.open", map[string]string{"path": "/root/y"})
-	wantRPCError(t, "child calling a host method", err, service.CodeForbidden, "host method")
+	wantRPCError(t, "child calling a host method", err, wire.CodeForbidden, "host method")
 	_, err = child.call("mailbox.read", map[string]string{"recipient": "/root"})
-	wantRPCError(t, "child reading a mailbox", err, service.CodeForbidden, "host method")
+	wantRPCError(t, "child reading a mailbox", err, wire.CodeForbidden, "host method")
 	if _, err := child.call("diagnostic.report", map[string]string{"level": "info", "message": "over the socket"}); err != nil {
 		t.Fatal(err)
 	}
@@ -334,20 +310,20 @@ func TestServeBadInput(t *testing.T) {
 		code  int
 		has   string
 	}{
-		{"malformed JSON", s.host, `{"jsonrpc":"2.0","id":"a",`, "null", service.CodeParseError, "malformed"},
-		{"frame over 64 KiB", child, huge, "null", service.CodeInvalidRequest, "64 KiB"},
-		{"frame over 64 KiB on stdio", s.host, huge, "null", service.CodeInvalidRequest, "64 KiB"},
-		{"batch", s.host, `[{"jsonrpc":"2.0","id":"b","method":"capabilities.probe"}]`, "null", service.CodeInvalidRequest, "batch"},
-		{"unknown method", s.host, `{"jsonrpc":"2.0","id":"c","method":"runtime.explode"}`, `"c"`, service.CodeMethodNotFound, "runtime.explode"},
-		{"wrong param type", s.host, `{"jsonrpc":"2.0","id":"d","method":"runtime.open","params":{"path":5}}`, `"d"`, service.CodeInvalidParams, `"path"`},
-		{"bad thread path", s.host, `{"jsonrpc":"2.0","id":"e","method":"runtime.open","params":{"path":"/root/no spaces"}}`, `"e"`, service.CodeInvalidParams, `"path"`},
-		{"missing recipient", s.host, `{"jsonrpc":"2.0","id":"f","method":"mailbox.read","params":{}}`, `"f"`, service.CodeInvalidParams, `"recipient"`},
-		{"unknown thread", s.host, `{"jsonrpc":"2.0","id":"g","method":"thread.status","params":{"path":"/root/never"}}`, `"g"`, service.CodeUnknownThread, "/root/never"},
-		{"report without message", child, `{"jsonrpc":"2.0","id":"h","method":"diagnostic.report","params":{"level":"info"}}`, `"h"`, service.CodeInvalidParams, "message"},
-		{"report of the wrong type", child, `{"jsonrpc":"2.0","id":"i","method":"diagnostic.report","params":{"level":"info","message":7}}`, `"i"`, service.CodeInvalidParams, "message"},
-		{"child acking", child, `{"jsonrpc":"2.0","id":"j","method":"mailbox.ack","params":{"recipient":"/root","ids":[1]}}`, `"j"`, service.CodeForbidden, "host method"},
-		{"host reporting", s.host, `{"jsonrpc":"2.0","id":"k","method":"diagnostic.report","params":{"level":"info","message":"m"}}`, `"k"`, service.CodeForbidden, "child method"},
-		{"no hello", stranger, `{"jsonrpc":"2.0","id":"l","method":"diagnostic.report","params":{"level":"info","message":"m"}}`, `"l"`, service.CodeUnauthenticated, "session.hello"},
+		{"malformed JSON", s.host, `{"jsonrpc":"2.0","id":"a",`, "null", wire.CodeParseError, "malformed"},
+		{"frame over 64 KiB", child, huge, "null", wire.CodeInvalidRequest, "64 KiB"},
+		{"frame over 64 KiB on stdio", s.host, huge, "null", wire.CodeInvalidRequest, "64 KiB"},
+		{"batch", s.host, `[{"jsonrpc":"2.0","id":"b","method":"capabilities.probe"}]`, "null", wire.CodeInvalidRequest, "batch"},
+		{"unknown method", s.host, `{"jsonrpc":"2.0","id":"c","method":"runtime.explode"}`, `"c"`, wire.CodeMethodNotFound, "runtime.explode"},
+		{"wrong param type", s.host, `{"jsonrpc":"2.0","id":"d","method":"runtime.open","params":{"path":5}}`, `"d"`, wire.CodeInvalidParams, `"path"`},
+		{"bad thread path", s.host, `{"jsonrpc":"2.0","id":"e","method":"runtime.open","params":{"path":"/root/no spaces"}}`, `"e"`, wire.CodeInvalidParams, `"path"`},
+		{"missing recipient", s.host, `{"jsonrpc":"2.0","id":"f","method":"mailbox.read","params":{}}`, `"f"`, wire.CodeInvalidParams, `"recipient"`},
+		{"unknown thread", s.host, `{"jsonrpc":"2.0","id":"g","method":"thread.status","params":{"path":"/root/never"}}`, `"g"`, wire.CodeUnknownThread, "/root/never"},
+		{"report without message", child, `{"jsonrpc":"2.0","id":"h","method":"diagnostic.report","params":{"level":"info"}}`, `"h"`, wire.CodeInvalidParams, "message"},
+		{"report of the wrong type", child, `{"jsonrpc":"2.0","id":"i","method":"diagnostic.report","params":{"level":"info","message":7}}`, `"i"`, wire.CodeInvalidParams, "message"},
+		{"child acking", child, `{"jsonrpc":"2.0","id":"j","method":"mailbox.ack","params":{"recipient":"/root","ids":[1]}}`, `"j"`, wire.CodeForbidden, "host method"},
+		{"host reporting", s.host, `{"jsonrpc":"2.0","id":"k","method":"diagnostic.report","params":{"level":"info","message":"m"}}`, `"k"`, wire.CodeForbidden, "child method"},
+		{"no hello", stranger, `{"jsonrpc":"2.0","id":"l","method":"diagnostic.report","params":{"level":"info","message":"m"}}`, `"l"`, wire.CodeUnauthenticated, "session.hello"},
 	}
 	for _, tt := range tests {
 		rep := tt.peer.rawCall(t, tt.frame)

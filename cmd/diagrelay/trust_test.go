@@ -15,6 +15,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
 	"github.com/diagrelay/diagrelay/internal/testutil"
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // mailboxWith runs a real serve on a fresh data directory, delivers one
@@ -143,10 +144,7 @@ func TestServeQuarantinesDamagedRecord(t *testing.T) {
 	}
 
 	s := startServer(t, data, "")
-	var page struct {
-		Messages []mailMsg `json:"messages"`
-		Damaged  []uint64  `json:"damaged"`
-	}
+	var page wire.Page
 	if err := s.host.callInto("mailbox.read", map[string]any{"recipient": "/root"}, &page); err != nil {
 		t.Fatal(err)
 	}

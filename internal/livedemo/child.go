@@ -5,7 +5,7 @@ import (
 	"net"
 
 	"github.com/diagrelay/diagrelay/internal/rpc"
-	"github.com/diagrelay/diagrelay/service"
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // child is a child's socket connection. It sends its text raw, not
@@ -19,7 +19,7 @@ func dialChild(socket, token string) (*child, error) {
 		return nil, err
 	}
 	c := &child{rpc.New(nc, nc, nc, rpc.Options{})}
-	if err := c.c.Call("session.hello", map[string]string{"token": token}, nil); err != nil {
+	if err := c.c.Call(wire.MethodHello, wire.HelloParams{Token: token}, nil); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -33,8 +33,8 @@ func (c *child) report(level, source, msg string) error {
 	if source != "" {
 		p["source"] = source
 	}
-	err := c.c.Call("diagnostic.report", p, nil)
-	if e := (*rpc.Error)(nil); errors.As(err, &e) && e.Code == service.CodeInvalidParams {
+	err := c.c.Call(wire.MethodDiagnosticReport, p, nil)
+	if e, ok := errors.AsType[*wire.Error](err); ok && e.Code == wire.CodeInvalidParams {
 		return nil // the invalid report is the demo's point: counted, not fatal
 	}
 	return err

@@ -17,6 +17,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/datadir"
 	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/watch"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
 )
@@ -113,14 +114,8 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		}
 	}()
 	open := func(path, owner string) error {
-		var res struct {
-			Token string `json:"token"`
-		}
-		params := map[string]string{"path": path}
-		if owner != "" {
-			params["owner"] = owner
-		}
-		if err := host.Call("runtime.open", params, &res); err != nil {
+		var res wire.OpenResult
+		if err := host.Call(wire.MethodRuntimeOpen, wire.OpenParams{Path: path, Owner: owner}, &res); err != nil {
 			return fmt.Errorf("runtime.open %s: %w", path, err)
 		}
 		if old := children[path]; old != nil {
@@ -157,7 +152,7 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		case "reopen":
 			err = open(s.thread, "")
 		case "close":
-			err = host.Call("runtime.close", map[string]string{"path": s.thread}, nil)
+			err = host.Call(wire.MethodRuntimeClose, wire.PathParams{Path: s.thread}, nil)
 		default:
 			err = children[s.thread].report(s.level, s.source, s.msg)
 		}

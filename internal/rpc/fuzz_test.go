@@ -6,13 +6,15 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // FuzzConn feeds any byte stream as the server's side of a connection
 // while two calls are in flight, once with the options of the bool
 // (KeepStrays) and once as watch's host connection (Lenient,
 // BlockNotifications, no call timeout, notifications read meanwhile):
-// nothing panics, each call returns (a result, an *Error or a transport
+// nothing panics, each call returns (a result, a *wire.Error or a transport
 // error) well before any timeout, the notification queue closes when the
 // stream ends (with nothing dropped when it blocks), and a call after the
 // end says ErrClosed.
@@ -57,7 +59,7 @@ func FuzzConn(f *testing.F) {
 			for range 2 {
 				select {
 				case err := <-done:
-					var re *Error
+					var re *wire.Error
 					if err != nil && !errors.As(err, &re) && err.Error() == "" {
 						t.Fatal("an error without a message")
 					}

@@ -15,18 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
-
-// Error is a JSON-RPC error reply from the server.
-type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%s (%d)", e.Message, e.Code) }
 
 // Notification is a frame from the server without an id, such as ui.notify.
 type Notification struct {
@@ -34,7 +29,7 @@ type Notification struct {
 	Params json.RawMessage
 }
 
-// Reply is a reply that matched no call: Err is an *Error or nil.
+// Reply is a reply that matched no call: Err is a *wire.Error or nil.
 type Reply struct {
 	ID     json.RawMessage // as sent: "null" for a null id
 	Result json.RawMessage
@@ -117,15 +112,6 @@ func New(r io.Reader, w io.Writer, c io.Closer, opts Options) *Conn {
 	return cn
 }
 
-// frame is any incoming line: a reply or a notification.
-type frame struct {
-	ID     json.RawMessage `json:"id"` // empty when absent, "null" when null
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *Error          `json:"error"`
-}
-
 func (c *Conn) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), c.opts.MaxFrame)
@@ -157,7 +143,7 @@ func (c *Conn) read(r io.Reader) {
 
 // dispatch routes one line; an error ends the connection.
 func (c *Conn) dispatch(line []byte) error {
-	var f frame
+	var f wire.Frame // ID: empty when absent, "null" when null
 	if err := json.Unmarshal(line, &f); err != nil {
 		if c.opts.Lenient {
 			return nil
@@ -238,7 +224,7 @@ func (c *Conn) notify(n Notification) error {
 }
 
 // Call sends a request and waits for its reply; a non-nil result receives
-// the decoded result. A JSON-RPC error reply is an *Error.
+// the decoded result. A JSON-RPC error reply is a *wire.Error.
 func (c *Conn) Call(method string, params, result any) error {
 	ch, err := c.send(method, params)
 	if err != nil {
@@ -283,12 +269,7 @@ func (c *Conn) send(method string, params any) (<-chan Reply, error) {
 	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
-	req := struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      int64  `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params,omitempty"`
-	}{"2.0", id, method, params}
+	req := wire.Request{JSONRPC: wire.Version, ID: strconv.AppendInt(nil, id, 10), Method: method, Params: params}
 	b, err := json.Marshal(req)
 	if err == nil {
 		err = c.Write(b)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/rpc"
 	"github.com/diagrelay/diagrelay/internal/testutil"
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // Bounds on waiting for a subprocess or a reply; generous for -race on a
@@ -177,12 +178,8 @@ func OpenRuntime(host *rpc.Conn, path string, params ...string) (string, uint64,
 	for i := 0; i+1 < len(params); i += 2 {
 		p[params[i]] = params[i+1]
 	}
-	var res struct {
-		Path       string `json:"path"`
-		Token      string `json:"token"`
-		Generation uint64 `json:"generation"`
-	}
-	if err := host.Call("runtime.open", p, &res); err != nil {
+	var res wire.OpenResult
+	if err := host.Call(wire.MethodRuntimeOpen, p, &res); err != nil {
 		return "", 0, err
 	}
 	if res.Path != path || len(res.Token) != 64 || res.Generation < 1 {
@@ -305,9 +302,10 @@ func PendingNotes(c *rpc.Conn) []rpc.Notification {
 // UINotify decodes a ui.notify notification's params.
 func UINotify(t testing.TB, n rpc.Notification) (thread, message, notifyType string) {
 	t.Helper()
-	if n.Method != "ui.notify" {
+	if n.Method != wire.NotifyUI {
 		t.Fatalf("notification %s %s, want ui.notify", n.Method, n.Params)
 	}
+	// Not wire.UINotify: each member must be present, even when "".
 	var p struct {
 		Thread     *string `json:"thread"`
 		Message    *string `json:"message"`
@@ -323,7 +321,7 @@ func UINotify(t testing.TB, n rpc.Notification) (thread, message, notifyType str
 // contains has.
 func WantRPCError(t testing.TB, what string, err error, code int, has string) {
 	t.Helper()
-	re, ok := errors.AsType[*rpc.Error](err)
+	re, ok := errors.AsType[*wire.Error](err)
 	if !ok || re.Code != code || !strings.Contains(re.Message, has) {
 		t.Errorf("%s: error %v, want code %d containing %q", what, err, code, has)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/rpc"
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // Conn is a host connection to serve: requests with replies, and the event
@@ -27,26 +28,9 @@ import (
 type Conn struct {
 	rc     *rpc.Conn
 	nc     net.Conn
-	events chan Event
+	events chan wire.Event
 	quit   chan struct{} // closed by Close: stop handing on events
 	once   sync.Once
-}
-
-// Event is one event notification (docs/protocol.md). Strings are as the
-// service sent them: sanitize before showing them.
-type Event struct {
-	Kind       string    `json:"kind"`
-	Thread     string    `json:"thread"`
-	At         time.Time `json:"at"`
-	Parent     string    `json:"parent,omitempty"`
-	Owner      string    `json:"owner,omitempty"`
-	Generation uint64    `json:"generation,omitempty"`
-	Level      string    `json:"level,omitempty"`
-	Source     string    `json:"source,omitempty"`
-	Message    string    `json:"message,omitempty"`
-	NotifyType string    `json:"notifyType,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Count      uint64    `json:"count,omitempty"`
 }
 
 // ErrClosed is returned by calls once the connection has ended.
@@ -73,18 +57,16 @@ func Dial(socket, token string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{rc: rpc.New(nc, nc, nc, connOptions), nc: nc, events: make(chan Event, 256), quit: make(chan struct{})}
+	c := &Conn{rc: rpc.New(nc, nc, nc, connOptions), nc: nc, events: make(chan wire.Event, 256), quit: make(chan struct{})}
 	go c.handOn()
 	// Something that is not serve may accept and never answer.
 	nc.SetDeadline(time.Now().Add(helloTimeout))
-	var hello struct {
-		Role string `json:"role"`
-	}
-	if err := c.Call("session.hello", map[string]string{"token": strings.TrimSpace(token)}, &hello); err != nil {
+	var hello wire.HostHello
+	if err := c.Call(wire.MethodHello, wire.HelloParams{Token: strings.TrimSpace(token)}, &hello); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("session.hello: %w", err)
 	}
-	if hello.Role != "host" {
+	if hello.Role != wire.RoleHost {
 		c.Close()
 		return nil, errors.New("session.hello: the token is not the host token")
 	}
@@ -97,8 +79,8 @@ func Dial(socket, token string) (*Conn, error) {
 func (c *Conn) handOn() {
 	defer close(c.events)
 	for n := range c.rc.Notifications() {
-		var ev Event
-		if n.Method != "event" || json.Unmarshal(n.Params, &ev) != nil {
+		var ev wire.Event // strings as the service sent them: sanitize before showing them
+		if n.Method != wire.NotifyEvent || json.Unmarshal(n.Params, &ev) != nil {
 			continue
 		}
 		select {
@@ -112,7 +94,7 @@ func (c *Conn) handOn() {
 // connection ends. Whoever reads it must keep up: while it is not read,
 // replies wait too (the service meanwhile counts what it could not send,
 // and says so in a "lost" event).
-func (c *Conn) Events() <-chan Event { return c.events }
+func (c *Conn) Events() <-chan wire.Event { return c.events }
 
 // Close ends the connection.
 func (c *Conn) Close() error {
@@ -121,7 +103,7 @@ func (c *Conn) Close() error {
 }
 
 // Call sends one request and waits for its reply, decoded into result. An
-// error reply is an *rpc.Error; once the connection has ended, ErrClosed.
+// error reply is a *wire.Error; once the connection has ended, ErrClosed.
 func (c *Conn) Call(method string, params, result any) error {
 	err := c.rc.Call(method, params, result)
 	if errors.Is(err, rpc.ErrClosed) {

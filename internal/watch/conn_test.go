@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // TestConnAgainstABadServer: a peer on the socket that sends garbage,
@@ -46,11 +48,11 @@ func TestConnAgainstABadServer(t *testing.T) {
 	}
 	select {
 	case ev := <-c.Events():
-		if ev.Kind != "delivered" || !strings.Contains(ev.Message, "\x1b") {
+		if ev.Kind != "delivered" || !strings.Contains(wire.Str(ev.Message), "\x1b") {
 			t.Fatalf("event %+v", ev)
 		}
-		if p := cleanEvent(ev); p.Message != "hi" {
-			t.Fatalf("sanitized %q", p.Message)
+		if p := cleanEvent(ev); wire.Str(p.Message) != "hi" {
+			t.Fatalf("sanitized %q", wire.Str(p.Message))
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no event")

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // Screen runs the full-screen view of c until q, Ctrl-C or an error;
@@ -37,22 +39,20 @@ const maxPending = 1 << 16
 // list's reply are kept and printed after it, so the reader keeps reading
 // meanwhile. A failed write ends it with an error that is ErrOutput.
 func Follow(c *Conn, pr *Printer) error {
-	if err := c.Call("events.subscribe", struct{}{}, nil); err != nil {
+	if err := c.Call(wire.MethodEventsSubscribe, wire.Empty{}, nil); err != nil {
 		return fmt.Errorf("events.subscribe: %w", err)
 	}
 	type listed struct {
-		threads []ThreadInfo
+		threads []wire.ThreadInfo
 		err     error
 	}
 	done := make(chan listed, 1)
 	go func() {
-		var list struct {
-			Threads []ThreadInfo `json:"threads"`
-		}
-		err := c.Call("thread.list", struct{}{}, &list)
+		var list wire.Threads
+		err := c.Call(wire.MethodThreadList, wire.Empty{}, &list)
 		done <- listed{list.Threads, err}
 	}()
-	var pending []Event
+	var pending []wire.Event
 	var dropped uint64
 	events := c.Events()
 	for waiting := true; waiting; {
@@ -83,7 +83,7 @@ func Follow(c *Conn, pr *Printer) error {
 		}
 	}
 	if dropped > 0 {
-		pr.Event(Event{Kind: "lost", At: time.Now(), Count: dropped})
+		pr.Event(wire.Event{Kind: wire.EventLost, At: time.Now(), Count: dropped})
 	}
 	for ev := range c.Events() {
 		if err := pr.Event(ev); err != nil {

@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // FuzzRender feeds lines of event JSON (as the service would send them, or
@@ -21,11 +23,11 @@ func FuzzRender(f *testing.F) {
 	f.Add([]byte(`{"kind":"lost","count":18446744073709551615}`), uint8(200), uint8(60))
 	f.Fuzz(func(t *testing.T, data []byte, w, h uint8) {
 		st := NewState()
-		st.SetThreads([]ThreadInfo{{Path: "/root/x", Parent: "/root", Open: true, Generation: 1}})
-		st.SetStatus(Status{ThreadInfo: ThreadInfo{Path: "/root/x", Parent: "/root"}})
+		st.SetThreads([]wire.ThreadInfo{{Path: "/root/x", Parent: "/root", Open: true, Generation: 1}})
+		st.SetStatus(wire.Status{Path: "/root/x", Parent: "/root"})
 		m := NewModel(st, nil, "fuzz", nil)
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			var ev Event
+			var ev wire.Event
 			if json.Unmarshal(line, &ev) == nil {
 				m.Update(EventMsg(ev))
 			}

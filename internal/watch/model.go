@@ -1,10 +1,12 @@
 package watch
 
 import (
-	"encoding/json"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
 )
 
 // Caller is what the Model needs of a connection: requests with replies.
@@ -14,12 +16,12 @@ type Caller interface {
 }
 
 // EventMsg carries one event into the Model.
-type EventMsg Event
+type EventMsg wire.Event
 
 // ClosedMsg says the connection to the service has ended.
 type ClosedMsg struct{}
 
-type statusMsg Status
+type statusMsg wire.Status
 
 type unreadMsg struct {
 	counts  map[string]int
@@ -28,7 +30,7 @@ type unreadMsg struct {
 
 type tickMsg struct{}
 
-type listMsg []ThreadInfo
+type listMsg []wire.ThreadInfo
 
 // ErrMsg is a failed request the view shows in its header.
 type ErrMsg struct{ Err error }
@@ -97,13 +99,11 @@ func (m *Model) Init() tea.Cmd {
 	}
 	c := m.c
 	load := func() tea.Msg {
-		if err := c.Call("events.subscribe", struct{}{}, nil); err != nil {
+		if err := c.Call(wire.MethodEventsSubscribe, wire.Empty{}, nil); err != nil {
 			return ErrMsg{err}
 		}
-		var list struct {
-			Threads []ThreadInfo `json:"threads"`
-		}
-		if err := c.Call("thread.list", struct{}{}, &list); err != nil {
+		var list wire.Threads
+		if err := c.Call(wire.MethodThreadList, wire.Empty{}, &list); err != nil {
 			return ErrMsg{err}
 		}
 		return listMsg(list.Threads)
@@ -123,7 +123,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg.String())
 	case EventMsg:
-		m.St.Apply(Event(msg))
+		m.St.Apply(wire.Event(msg))
 	case ClosedMsg:
 		m.closed = true
 	case ErrMsg:
@@ -133,7 +133,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.selectFirst()
 		return m, tea.Batch(m.fetchStatus(m.sel), m.refreshUnread())
 	case statusMsg:
-		m.St.SetStatus(Status(msg))
+		m.St.SetStatus(wire.Status(msg))
 	case unreadMsg:
 		m.St.Unread, m.St.AtLeast = msg.counts, msg.atLeast
 	case tickMsg:
@@ -172,13 +172,13 @@ func (m *Model) key(k string) tea.Cmd {
 }
 
 func (m *Model) fetchStatus(path string) tea.Cmd {
-	if m.c == nil || path == "" || path == RootPath {
+	if m.c == nil || path == "" || path == relay.RootPath {
 		return nil
 	}
 	c := m.c
 	return func() tea.Msg {
-		var st Status
-		if c.Call("thread.status", map[string]string{"path": path}, &st) != nil {
+		var st wire.Status
+		if c.Call(wire.MethodThreadStatus, wire.PathParams{Path: path}, &st) != nil {
 			return nil
 		}
 		return statusMsg(st)
@@ -196,10 +196,9 @@ func (m *Model) refreshUnread() tea.Cmd {
 	return func() tea.Msg {
 		out := unreadMsg{counts: map[string]int{}, atLeast: map[string]bool{}}
 		for _, r := range rs {
-			var res struct {
-				Messages []json.RawMessage `json:"messages"`
-			}
-			if c.Call("mailbox.read", map[string]any{"recipient": r, "limit": UnreadLimit}, &res) != nil {
+			var res wire.Page
+			limit := UnreadLimit
+			if c.Call(wire.MethodMailboxRead, wire.ReadParams{Recipient: r, Limit: &limit}, &res) != nil {
 				return nil
 			}
 			out.counts[r], out.atLeast[r] = len(res.Messages), len(res.Messages) >= UnreadLimit

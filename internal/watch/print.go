@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -22,13 +23,13 @@ type Printer struct {
 }
 
 // Threads prints the initial list.
-func (p *Printer) Threads(ts []ThreadInfo) error {
+func (p *Printer) Threads(ts []wire.ThreadInfo) error {
 	for _, t := range ts {
 		t = cleanInfo(t)
 		if p.JSON {
 			if err := p.json(struct {
 				Kind string `json:"kind"`
-				ThreadInfo
+				wire.ThreadInfo
 			}{"thread", t}); err != nil {
 				return err
 			}
@@ -51,7 +52,7 @@ func (p *Printer) Threads(ts []ThreadInfo) error {
 }
 
 // Event prints one event.
-func (p *Printer) Event(ev Event) error {
+func (p *Printer) Event(ev wire.Event) error {
 	ev = cleanEvent(ev)
 	if p.JSON {
 		return p.json(ev)
@@ -67,27 +68,27 @@ func (p *Printer) Event(ev Event) error {
 		b.WriteString(" " + ev.Thread)
 	}
 	switch ev.Kind {
-	case "opened", "reopened":
+	case wire.EventOpened, wire.EventReopened:
 		fmt.Fprintf(&b, " gen %d", ev.Generation)
-		if ev.Owner != "" {
-			b.WriteString(" owner " + ev.Owner)
+		if o := wire.Str(ev.Owner); o != "" {
+			b.WriteString(" owner " + o)
 		}
-	case "closed":
+	case wire.EventClosed:
 		fmt.Fprintf(&b, " gen %d", ev.Generation)
-	case "delivered":
+	case wire.EventDelivered:
 		b.WriteString(" " + ev.Level)
-		if ev.Source != "" {
-			b.WriteString(" [" + ev.Source + "]")
+		if s := wire.Str(ev.Source); s != "" {
+			b.WriteString(" [" + s + "]")
 		}
-		b.WriteString(" " + ev.Message)
-	case "dropped":
+		b.WriteString(" " + wire.Str(ev.Message))
+	case wire.EventDropped:
 		b.WriteString(" " + ev.Reason)
-	case "notified", "held":
+	case wire.EventNotified, wire.EventHeld:
 		if ev.Thread == "" {
 			b.WriteString(" summary")
 		}
-		b.WriteString(" " + ev.NotifyType + ": " + ev.Message)
-	case "lost":
+		b.WriteString(" " + ev.NotifyType + ": " + wire.Str(ev.Message))
+	case wire.EventLost:
 		fmt.Fprintf(&b, " %d events (watch did not read them in time)", ev.Count)
 	}
 	b.WriteByte('\n')
@@ -101,10 +102,19 @@ func (p *Printer) json(v any) error {
 	return enc.Encode(v)
 }
 
-func cleanEvent(ev Event) Event {
-	for _, s := range []*string{&ev.Kind, &ev.Thread, &ev.Parent, &ev.Owner, &ev.Level, &ev.NotifyType, &ev.Reason} {
+// cleanEvent sanitizes every string of ev; members absent from it stay
+// absent.
+func cleanEvent(ev wire.Event) wire.Event {
+	for _, s := range []*string{&ev.Kind, &ev.Thread, &ev.Level, &ev.NotifyType, &ev.Reason} {
 		*s = clean(*s)
 	}
-	ev.Source, ev.Message = sanitize.Source(ev.Source), sanitize.Message(ev.Message)
+	for _, m := range []struct {
+		p     **string
+		clean func(string) string
+	}{{&ev.Parent, clean}, {&ev.Owner, clean}, {&ev.Source, sanitize.Source}, {&ev.Message, sanitize.Message}} {
+		if *m.p != nil {
+			*m.p = wire.Ptr(m.clean(**m.p))
+		}
+	}
 	return ev
 }

@@ -7,18 +7,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 func TestPrinterLinesAreClean(t *testing.T) {
 	for _, asJSON := range []bool{false, true} {
 		var b bytes.Buffer
 		p := &Printer{W: &b, JSON: asJSON, Loc: time.UTC}
-		p.Threads([]ThreadInfo{{Path: "/k", Owner: "/root", Open: true, Generation: 1}})
+		p.Threads([]wire.ThreadInfo{{Path: "/k", Owner: "/root", Open: true, Generation: 1}})
 		for _, msg := range hostile {
-			p.Event(Event{Kind: "delivered", Thread: "/root/x", At: t0, Level: "error", Source: "s\x1b[1m", Message: msg})
+			p.Event(wire.Event{Kind: "delivered", Thread: "/root/x", At: t0, Level: "error", Source: wire.Ptr("s\x1b[1m"), Message: wire.Ptr(msg)})
 		}
-		p.Event(Event{Kind: "notified", At: t0, NotifyType: "warning", Message: "2 diagnostic notifications were not shown"})
-		p.Event(Event{Kind: "lost", At: t0, Count: 7})
+		p.Event(wire.Event{Kind: "notified", At: t0, NotifyType: "warning", Message: wire.Ptr("2 diagnostic notifications were not shown")})
+		p.Event(wire.Event{Kind: "lost", At: t0, Count: 7})
 		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 		if len(lines) != 1+len(hostile)+2 {
 			t.Fatalf("json=%v: %d lines:\n%s", asJSON, len(lines), b.String())
@@ -28,7 +30,7 @@ func TestPrinterLinesAreClean(t *testing.T) {
 				t.Fatalf("json=%v: control in %q", asJSON, l)
 			}
 			if asJSON {
-				var ev Event
+				var ev wire.Event
 				if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Kind == "" {
 					t.Fatalf("%q: %v", l, err)
 				}
@@ -53,19 +55,19 @@ func TestMemory10000Threads(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	st := NewState()
-	list := make([]ThreadInfo, 10000)
+	list := make([]wire.ThreadInfo, 10000)
 	for i := range list {
-		list[i] = ThreadInfo{Path: "/root/t" + itoa(uint64(i/100)) + "/c" + itoa(uint64(i)), Open: true, Generation: 1}
+		list[i] = wire.ThreadInfo{Path: "/root/t" + itoa(uint64(i/100)) + "/c" + itoa(uint64(i)), Open: true, Generation: 1}
 	}
 	st.SetThreads(list)
 	runtime.GC()
 	var listed runtime.MemStats
 	runtime.ReadMemStats(&listed)
 	for _, ti := range list {
-		st.SetStatus(Status{ThreadInfo: ti})
+		st.SetStatus(wire.Status{Path: ti.Path, Parent: ti.Parent, Owner: ti.Owner, Open: ti.Open, Generation: ti.Generation})
 		for j := range 20 {
-			st.Apply(Event{Kind: "delivered", Thread: ti.Path, At: t0, Level: "warning", Source: "lint",
-				Message: "eslint reported a problem number " + itoa(uint64(j)) + " in a file of this thread"})
+			st.Apply(wire.Event{Kind: "delivered", Thread: ti.Path, At: t0, Level: "warning", Source: wire.Ptr("lint"),
+				Message: wire.Ptr("eslint reported a problem number " + itoa(uint64(j)) + " in a file of this thread")})
 		}
 	}
 	m := resized(NewModel(st, nil, "s", time.UTC), 160, 50)

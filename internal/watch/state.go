@@ -5,65 +5,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
-
-// RootPath is the parent session, the tree's first row.
-const RootPath = "/root"
-
-// maxDiags is how many diagnostics a thread's status holds.
-const maxDiags = 20
 
 // FeedSize is how many notifications the feed keeps.
 const FeedSize = 200
 
-// ThreadInfo is one thread as thread.list gives it.
-type ThreadInfo struct {
-	Path        string  `json:"path"`
-	Parent      string  `json:"parent"`
-	Owner       string  `json:"owner"`
-	Open        bool    `json:"open"`
-	Generation  uint64  `json:"generation"`
-	Diagnostics int     `json:"diagnostics"`
-	Dropped     Dropped `json:"dropped"`
-}
-
-// Dropped counts a thread's drops per reason.
-type Dropped struct {
-	Duplicate int `json:"duplicate"`
-	Rate      int `json:"rate"`
-	Cap       int `json:"cap"`
-	Invalid   int `json:"invalid"`
-}
-
-// Status is thread.status's reply, the part watch shows.
-type Status struct {
-	ThreadInfo
-	Diagnostics []Diag `json:"diagnostics"`
-}
-
-// Diag is one delivered report.
-type Diag struct {
-	Level   string    `json:"level"`
-	Source  string    `json:"source"`
-	Message string    `json:"message"`
-	At      time.Time `json:"at"`
-}
-
 // Thread is what watch knows of one thread. Every string is sanitized.
 type Thread struct {
-	ThreadInfo
-	Diags  []Diag // newest first; valid once Loaded
-	Loaded bool   // Diags came from thread.status and events since
+	wire.ThreadInfo
+	Diags  []wire.Diagnostic // newest first; valid once Loaded
+	Loaded bool              // Diags came from thread.status and events since
 }
 
-// Recipient is where the thread's parent messages go: parent ?? owner.
-func (t *Thread) Recipient() string {
-	if t.Parent != "" {
-		return t.Parent
-	}
-	return t.Owner
-}
+// Recipient is where the thread's parent messages go (relay.Recipient).
+func (t *Thread) Recipient() string { return relay.Recipient(t.Parent, t.Owner) }
 
 // Note is one line of the notification feed.
 type Note struct {
@@ -96,24 +54,24 @@ func NewState() *State {
 // than a source, and a cut path would name another thread.
 func clean(s string) string { return sanitize.Clean(s, 0) }
 
-func cleanInfo(t ThreadInfo) ThreadInfo {
+func cleanInfo(t wire.ThreadInfo) wire.ThreadInfo {
 	t.Path, t.Parent, t.Owner = clean(t.Path), clean(t.Parent), clean(t.Owner)
 	return t
 }
 
-func cleanDiag(d Diag) Diag {
+func cleanDiag(d wire.Diagnostic) wire.Diagnostic {
 	d.Level, d.Source, d.Message = clean(d.Level), sanitize.Source(d.Source), sanitize.Message(d.Message)
 	return d
 }
 
 // SetThreads replaces what is known of the listed threads.
-func (s *State) SetThreads(list []ThreadInfo) {
+func (s *State) SetThreads(list []wire.ThreadInfo) {
 	for _, ti := range list {
 		s.upsert(cleanInfo(ti))
 	}
 }
 
-func (s *State) upsert(ti ThreadInfo) *Thread {
+func (s *State) upsert(ti wire.ThreadInfo) *Thread {
 	t := s.Threads[ti.Path]
 	if t == nil {
 		t = &Thread{}
@@ -125,10 +83,11 @@ func (s *State) upsert(ti ThreadInfo) *Thread {
 }
 
 // SetStatus loads a thread's diagnostics from thread.status.
-func (s *State) SetStatus(st Status) {
-	t := s.upsert(cleanInfo(st.ThreadInfo))
-	n := min(len(st.Diagnostics), maxDiags)
-	t.Diags = make([]Diag, 0, n)
+func (s *State) SetStatus(st wire.Status) {
+	t := s.upsert(cleanInfo(wire.ThreadInfo{Path: st.Path, Parent: st.Parent, Owner: st.Owner,
+		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped}))
+	n := min(len(st.Diagnostics), relay.MaxStatusDiagnostics)
+	t.Diags = make([]wire.Diagnostic, 0, n)
 	for i := len(st.Diagnostics) - 1; i >= 0 && len(t.Diags) < n; i-- {
 		t.Diags = append(t.Diags, cleanDiag(st.Diagnostics[i]))
 	}
@@ -137,52 +96,52 @@ func (s *State) SetStatus(st Status) {
 }
 
 // Apply updates the state with one event.
-func (s *State) Apply(ev Event) {
+func (s *State) Apply(ev wire.Event) {
 	path := clean(ev.Thread)
 	t := s.Threads[path]
 	switch ev.Kind {
-	case "opened", "reopened":
+	case wire.EventOpened, wire.EventReopened:
 		if t == nil {
-			t = s.upsert(cleanInfo(ThreadInfo{Path: path, Parent: ev.Parent, Owner: ev.Owner}))
+			t = s.upsert(cleanInfo(wire.ThreadInfo{Path: path, Parent: wire.Str(ev.Parent), Owner: wire.Str(ev.Owner)}))
 		}
 		t.Open, t.Generation = true, ev.Generation
-	case "closed":
+	case wire.EventClosed:
 		if t != nil {
 			t.Open = false
 		}
-	case "delivered":
+	case wire.EventDelivered:
 		if t == nil {
-			t = s.upsert(ThreadInfo{Path: path, Parent: lexicalParent(path)})
+			t = s.upsert(wire.ThreadInfo{Path: path, Parent: relay.LexicalParent(path)})
 		}
-		t.Diagnostics = min(t.Diagnostics+1, maxDiags)
+		t.Diagnostics = min(t.Diagnostics+1, relay.MaxStatusDiagnostics)
 		if t.Loaded {
-			d := cleanDiag(Diag{Level: ev.Level, Source: ev.Source, Message: ev.Message, At: ev.At})
-			t.Diags = append([]Diag{d}, t.Diags[:min(len(t.Diags), maxDiags-1)]...)
+			d := cleanDiag(wire.Diagnostic{Level: ev.Level, Source: wire.Str(ev.Source), Message: wire.Str(ev.Message), At: ev.At})
+			t.Diags = append([]wire.Diagnostic{d}, t.Diags[:min(len(t.Diags), relay.MaxStatusDiagnostics-1)]...)
 		}
 		if r := t.Recipient(); r != "" {
 			s.Unread[r]++ // the relay posts every delivered report; a refresh corrects acks
 		}
-	case "dropped":
+	case wire.EventDropped:
 		if t == nil {
 			return
 		}
 		switch ev.Reason {
-		case "duplicate":
+		case wire.ReasonDuplicate:
 			t.Dropped.Duplicate++
-		case "rate":
+		case wire.ReasonRate:
 			t.Dropped.Rate++
-		case "cap":
+		case wire.ReasonCap:
 			t.Dropped.Cap++
-		case "invalid":
+		case wire.ReasonInvalid:
 			t.Dropped.Invalid++
 		}
-	case "notified", "held":
+	case wire.EventNotified, wire.EventHeld:
 		kind := ev.Kind
-		if ev.Kind == "notified" && ev.Thread == "" {
+		if ev.Kind == wire.EventNotified && ev.Thread == "" {
 			kind = "summary"
 		}
-		s.push(Note{At: ev.At, Kind: kind, Level: clean(ev.NotifyType), Text: sanitize.Message(ev.Message)})
-	case "lost":
+		s.push(Note{At: ev.At, Kind: kind, Level: clean(ev.NotifyType), Text: sanitize.Message(wire.Str(ev.Message))})
+	case wire.EventLost:
 		s.Lost += ev.Count
 		s.push(Note{At: ev.At, Kind: "lost", Text: "the service dropped " + itoa(ev.Count) + " events: watch did not read them in time"})
 	}
@@ -226,7 +185,7 @@ func (s *State) Recipients() []string {
 
 // Row is one line of the session tree.
 type Row struct {
-	Path  string // "" never; RootPath for the parent session
+	Path  string // "" never; relay.RootPath for the parent session
 	Label string // the path relative to the row it hangs under
 	Depth int
 }
@@ -264,9 +223,9 @@ func (s *State) Rows() []Row {
 			walk(k, depth+1, p)
 		}
 	}
-	walk(RootPath, 0, "")
+	walk(relay.RootPath, 0, "")
 	for _, p := range tops {
-		if p != RootPath {
+		if p != relay.RootPath {
 			walk(p, 0, "")
 		}
 	}
@@ -277,23 +236,15 @@ func (s *State) Rows() []Row {
 // anchor is the row a path hangs under: its nearest opened ancestor, the
 // parent session for paths under it, or "" for a top-level row.
 func (s *State) anchor(p string) string {
-	if p == RootPath {
+	if p == relay.RootPath {
 		return ""
 	}
-	for up := lexicalParent(p); up != ""; up = lexicalParent(up) {
-		if _, ok := s.Threads[up]; ok || up == RootPath {
+	for up := relay.LexicalParent(p); up != ""; up = relay.LexicalParent(up) {
+		if _, ok := s.Threads[up]; ok || up == relay.RootPath {
 			return up
 		}
 	}
 	return ""
-}
-
-func lexicalParent(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return ""
-	}
-	return p[:i]
 }
 
 func itoa(n uint64) string {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/diagrelay/diagrelay/relay"
 )
 
 // Layout: a header line; the session tree beside the selected thread; the
@@ -85,7 +87,7 @@ func (m *Model) treeRow(r Row, under bool) []span {
 	}
 	indent := strings.Repeat("  ", min(r.Depth, 12))
 	var ss []span
-	if r.Path == RootPath {
+	if r.Path == relay.RootPath {
 		ss = []span{{mark + indent, plain}, {"◆ ", bold}, {r.Label, bold}, {" parent session", faint}}
 	} else if t := m.St.Threads[r.Path]; t != nil {
 		glyph, gs := "○ ", faint
@@ -110,13 +112,13 @@ func (m *Model) treeRow(r Row, under bool) []span {
 
 func (m *Model) detail(w, h int) []string {
 	t := m.St.Threads[m.sel]
-	if m.sel == RootPath || t == nil {
+	if m.sel == relay.RootPath || t == nil {
 		body := [][]span{{{"the parent session: the threads' reports reach it as parent messages", faint}}, {},
 			{{"select a thread with ↑/↓ and enter", faint}}}
-		if n, ok := m.St.Unread[RootPath]; ok {
-			body = append([][]span{{{"unread in its mailbox: " + m.unreadText(RootPath, n), plain}}}, body...)
+		if n, ok := m.St.Unread[relay.RootPath]; ok {
+			body = append([][]span{{{"unread in its mailbox: " + m.unreadText(relay.RootPath, n), plain}}}, body...)
 		}
-		return box(w, h, []span{{RootPath, bold}}, body)
+		return box(w, h, []span{{relay.RootPath, bold}}, body)
 	}
 	state := "closed"
 	if t.Open {
@@ -125,7 +127,7 @@ func (m *Model) detail(w, h int) []string {
 	title := []span{{t.Path, bold}, {fmt.Sprintf(" · gen %d · %s", t.Generation, state), faint}}
 	d := t.Dropped
 	body := [][]span{
-		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, maxDiags), faint}},
+		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, relay.MaxStatusDiagnostics), faint}},
 		{{"dropped: ", faint}, {fmt.Sprintf("duplicate %d · rate %d · cap %d · invalid %d", d.Duplicate, d.Rate, d.Cap, d.Invalid), plain}},
 		{{"levels: ", faint}, {filters[m.filter].name, bold}, {" (l to change) · newest first", faint}},
 	}

@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -30,22 +32,22 @@ var hostile = []string{
 
 func hostileState() *State {
 	st := NewState()
-	st.SetThreads([]ThreadInfo{
+	st.SetThreads([]wire.ThreadInfo{
 		{Path: "/root/scout", Parent: "/root", Open: true, Generation: 2},
 		{Path: "/root/scout/lint", Parent: "/root/scout", Open: true, Generation: 1},
 		{Path: "/root/build", Parent: "/root", Generation: 1},
 		{Path: "/k", Owner: "/root", Open: true, Generation: 1},
 	})
-	st.SetStatus(Status{ThreadInfo: ThreadInfo{Path: "/root/scout", Parent: "/root", Open: true, Generation: 2}})
+	st.SetStatus(wire.Status{Path: "/root/scout", Parent: "/root", Open: true, Generation: 2})
 	for i, msg := range hostile {
 		at := t0.Add(time.Duration(i) * time.Second)
 		level := []string{"info", "warning", "error"}[i%3]
-		st.Apply(Event{Kind: "delivered", Thread: "/root/scout", At: at, Level: level, Source: "li\x1b[31mnt", Message: msg})
-		st.Apply(Event{Kind: "notified", Thread: "/root/scout", At: at, NotifyType: level, Message: "/root/scout [lint]: " + msg})
+		st.Apply(wire.Event{Kind: "delivered", Thread: "/root/scout", At: at, Level: level, Source: wire.Ptr("li\x1b[31mnt"), Message: wire.Ptr(msg)})
+		st.Apply(wire.Event{Kind: "notified", Thread: "/root/scout", At: at, NotifyType: level, Message: wire.Ptr("/root/scout [lint]: " + msg)})
 	}
-	st.Apply(Event{Kind: "held", Thread: "/k", At: t0, NotifyType: "error", Message: "/k: held back"})
-	st.Apply(Event{Kind: "notified", At: t0, NotifyType: "error", Message: "1 diagnostic notification was not shown"})
-	st.Apply(Event{Kind: "dropped", Thread: "/root/scout", Reason: "rate"})
+	st.Apply(wire.Event{Kind: "held", Thread: "/k", At: t0, NotifyType: "error", Message: wire.Ptr("/k: held back")})
+	st.Apply(wire.Event{Kind: "notified", At: t0, NotifyType: "error", Message: wire.Ptr("1 diagnostic notification was not shown")})
+	st.Apply(wire.Event{Kind: "dropped", Thread: "/root/scout", Reason: "rate"})
 	return st
 }
 
@@ -223,7 +225,7 @@ func TestTooSmall(t *testing.T) {
 
 func TestTreeOrder(t *testing.T) {
 	st := NewState()
-	st.SetThreads([]ThreadInfo{{Path: "/root/a-x"}, {Path: "/root/a/b/c"}, {Path: "/root/a"}, {Path: "/k/l"}, {Path: "/j", Owner: "/root"}})
+	st.SetThreads([]wire.ThreadInfo{{Path: "/root/a-x"}, {Path: "/root/a/b/c"}, {Path: "/root/a"}, {Path: "/k/l"}, {Path: "/j", Owner: "/root"}})
 	var got []string
 	for _, r := range st.Rows() {
 		got = append(got, fmt.Sprintf("%d:%s", r.Depth, r.Label))

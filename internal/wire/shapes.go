@@ -1,0 +1,161 @@
+package wire
+
+import "time"
+
+// Params. Absent params count as {}; members not named here are ignored
+// by the server.
+
+// HelloParams are session.hello's.
+type HelloParams struct {
+	Token string `json:"token"`
+}
+
+// OpenParams are runtime.open's. Parent and Owner are optional: "" is the
+// same as absent (a parent is the lexical one anyway).
+type OpenParams struct {
+	Path   string `json:"path"`
+	Parent string `json:"parent,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+}
+
+// PathParams are runtime.close's and thread.status's.
+type PathParams struct {
+	Path string `json:"path"`
+}
+
+// ReadParams are mailbox.read's; a nil Limit reads the most a page holds.
+type ReadParams struct {
+	Recipient string `json:"recipient"`
+	Limit     *int   `json:"limit,omitempty"`
+}
+
+// AckParams are mailbox.ack's; IDs is required (nil is an error, an empty
+// array acks nothing).
+type AckParams struct {
+	Recipient string    `json:"recipient"`
+	IDs       *[]uint64 `json:"ids"`
+}
+
+// ReportParams are a child's report. Pointers tell absent or null from "";
+// Source may be left out.
+type ReportParams struct {
+	Level   *string `json:"level"`
+	Message *string `json:"message"`
+	Source  *string `json:"source,omitempty"`
+}
+
+// Empty is the params that take no members (thread.list,
+// events.subscribe) and the {} result.
+type Empty struct{}
+
+// Results.
+
+// Roles in a hello result.
+const (
+	RoleHost  = "host"
+	RoleChild = "child"
+)
+
+// HostHello is session.hello's result for the host token.
+type HostHello struct {
+	Role string `json:"role"` // RoleHost
+}
+
+// ChildHello is session.hello's result for a child token: the runtime it
+// is bound to.
+type ChildHello struct {
+	Role       string `json:"role"` // RoleChild
+	Path       string `json:"path"`
+	Generation uint64 `json:"generation"`
+}
+
+// OpenResult is runtime.open's: the token the child must say hello with.
+type OpenResult struct {
+	Path       string `json:"path"`
+	Token      string `json:"token"`
+	Generation uint64 `json:"generation"`
+}
+
+// Status is thread.status's: the thread and its latest diagnostics.
+type Status struct {
+	Path        string       `json:"path"`
+	Parent      string       `json:"parent"`
+	Owner       string       `json:"owner"`
+	Open        bool         `json:"open"`
+	Generation  uint64       `json:"generation"`
+	Diagnostics []Diagnostic `json:"diagnostics"`
+	Dropped     Dropped      `json:"dropped"`
+}
+
+// Diagnostic is one entry of Status.Diagnostics.
+type Diagnostic struct {
+	Level   string    `json:"level"`
+	Source  string    `json:"source"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// Dropped counts a thread's reports that the gate did not deliver, by
+// reason; the member names are the Reason* values of a dropped event.
+type Dropped struct {
+	Duplicate int `json:"duplicate"`
+	Rate      int `json:"rate"`
+	Cap       int `json:"cap"`
+	Invalid   int `json:"invalid"`
+}
+
+// Drop reasons, the "reason" of a dropped event.
+const (
+	ReasonDuplicate = "duplicate"
+	ReasonRate      = "rate"
+	ReasonCap       = "cap"
+	ReasonInvalid   = "invalid"
+)
+
+// Threads is thread.list's result.
+type Threads struct {
+	Threads []ThreadInfo `json:"threads"`
+}
+
+// ThreadInfo is one entry of thread.list: Status without the diagnostics,
+// which it counts.
+type ThreadInfo struct {
+	Path        string  `json:"path"`
+	Parent      string  `json:"parent"`
+	Owner       string  `json:"owner"`
+	Open        bool    `json:"open"`
+	Generation  uint64  `json:"generation"`
+	Diagnostics int     `json:"diagnostics"`
+	Dropped     Dropped `json:"dropped"`
+}
+
+// Page is mailbox.read's result.
+type Page struct {
+	Messages []Message `json:"messages"`
+	// Damaged lists, only when there are some, the ids of records that
+	// failed their checksum or decoding: never served, removed by ack.
+	Damaged []uint64 `json:"damaged,omitempty"`
+}
+
+// Message is one parent-mailbox message.
+type Message struct {
+	ID        uint64    `json:"id"`
+	Recipient string    `json:"recipient"`
+	From      string    `json:"from"`
+	Text      string    `json:"text"`
+	Level     string    `json:"level"`
+	Source    string    `json:"source"`
+	Message   string    `json:"message"`
+	At        time.Time `json:"at"`
+}
+
+// AckResult is mailbox.ack's: how many of the ids were removed.
+type AckResult struct {
+	Acked int `json:"acked"`
+}
+
+// Probe is the result of capabilities.probe and diagnostic.probe.
+type Probe struct {
+	Version  string `json:"version"`
+	Protocol int    `json:"protocol"`
+}

@@ -1,0 +1,46 @@
+package wire_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
+)
+
+// The encodings docs/protocol.md shows: a member that belongs to an
+// event's kind is there even when "", the others are left out; optional
+// params are left out when not given.
+func TestEncodings(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{wire.Event{Kind: wire.EventOpened, Thread: "/k", At: at, Parent: wire.Ptr(""), Owner: wire.Ptr("/root"), Generation: 1},
+			`{"kind":"opened","thread":"/k","at":"2026-01-02T03:04:05Z","parent":"","owner":"/root","generation":1}`},
+		{wire.Event{Kind: wire.EventDelivered, Thread: "/root/x", At: at, Level: "info", Source: wire.Ptr(""), Message: wire.Ptr("m")},
+			`{"kind":"delivered","thread":"/root/x","at":"2026-01-02T03:04:05Z","level":"info","source":"","message":"m"}`},
+		{wire.Event{Kind: wire.EventLost, At: at, Count: 3},
+			`{"kind":"lost","thread":"","at":"2026-01-02T03:04:05Z","count":3}`},
+		{wire.OpenParams{Path: "/root/x"}, `{"path":"/root/x"}`},
+		{wire.ReadParams{Recipient: "/root"}, `{"recipient":"/root"}`},
+		{wire.ReportParams{Level: wire.Ptr("info"), Message: wire.Ptr("m")}, `{"level":"info","message":"m"}`},
+		{wire.Response{JSONRPC: wire.Version, ID: json.RawMessage("null"), Error: wire.Errorf(wire.CodeRevoked, "r %d", 1)},
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32003,"message":"r 1"}}`},
+		{wire.Request{JSONRPC: wire.Version, ID: json.RawMessage("7"), Method: wire.MethodDiagnosticProbe},
+			`{"jsonrpc":"2.0","id":7,"method":"diagnostic.probe"}`},
+		{wire.Page{Messages: []wire.Message{}}, `{"messages":[]}`},
+	} {
+		b, err := json.Marshal(c.v)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%T: %s (%v)\nwant %s", c.v, b, err, c.want)
+		}
+	}
+	if got := (&wire.Error{Code: -32602, Message: "params: x"}).Error(); got != "params: x (-32602)" {
+		t.Errorf("Error() = %q", got)
+	}
+	if wire.Str(nil) != "" || wire.Str(wire.Ptr("a")) != "a" {
+		t.Error("Str")
+	}
+}
