@@ -33,11 +33,20 @@ func wireDropped(d relay.Dropped) wire.Dropped {
 	return wire.Dropped{Duplicate: d.Duplicate, Rate: d.Rate, Cap: d.Cap, Invalid: d.Invalid}
 }
 
+// wireRedacted is never nil: the member reads {} when nothing was redacted.
+func wireRedacted(r relay.Redacted) wire.Redacted {
+	if r == nil {
+		return wire.Redacted{}
+	}
+	return wire.Redacted(r)
+}
+
 func wireThreads(ts []relay.ThreadSummary) wire.Threads {
 	r := wire.Threads{Threads: make([]wire.ThreadInfo, len(ts))}
 	for i, t := range ts {
 		r.Threads[i] = wire.ThreadInfo{Path: t.Path, Parent: t.Parent, Owner: t.Owner, Open: t.Open,
-			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: wireDropped(t.Dropped)}
+			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: wireDropped(t.Dropped),
+			Redacted: wireRedacted(t.Redacted)}
 	}
 	return r
 }
@@ -47,6 +56,7 @@ func wireStatus(s relay.Status) wire.Status {
 		Path: s.Path, Parent: s.Parent, Owner: s.Owner, Open: s.Open, Generation: s.Generation,
 		Diagnostics: make([]wire.Diagnostic, len(s.Diagnostics)),
 		Dropped:     wireDropped(s.Dropped),
+		Redacted:    wireRedacted(s.Redacted),
 	}
 	for i, d := range s.Diagnostics {
 		r.Diagnostics[i] = wire.Diagnostic{Level: string(d.Level), Source: d.Source, Message: d.Message, At: d.At}

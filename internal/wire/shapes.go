@@ -85,7 +85,12 @@ type Status struct {
 	Generation  uint64       `json:"generation"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	Dropped     Dropped      `json:"dropped"`
+	Redacted    Redacted     `json:"redacted"`
 }
+
+// Redacted counts the secrets redacted from a thread's delivered reports,
+// by rule id ({} when none): SPEC §12, docs/redaction.md.
+type Redacted map[string]int
 
 // Diagnostic is one entry of Status.Diagnostics.
 type Diagnostic struct {
@@ -120,13 +125,14 @@ type Threads struct {
 // ThreadInfo is one entry of thread.list: Status without the diagnostics,
 // which it counts.
 type ThreadInfo struct {
-	Path        string  `json:"path"`
-	Parent      string  `json:"parent"`
-	Owner       string  `json:"owner"`
-	Open        bool    `json:"open"`
-	Generation  uint64  `json:"generation"`
-	Diagnostics int     `json:"diagnostics"`
-	Dropped     Dropped `json:"dropped"`
+	Path        string   `json:"path"`
+	Parent      string   `json:"parent"`
+	Owner       string   `json:"owner"`
+	Open        bool     `json:"open"`
+	Generation  uint64   `json:"generation"`
+	Diagnostics int      `json:"diagnostics"`
+	Dropped     Dropped  `json:"dropped"`
+	Redacted    Redacted `json:"redacted"`
 }
 
 // Page is mailbox.read's result.
