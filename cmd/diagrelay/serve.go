@@ -13,13 +13,15 @@ import (
 )
 
 var serveHelp = help{
-	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [limit and log flags]",
+	Usage: "serve [--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [--redact=on|off] [limit and log flags]",
 	Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
 	Long: `
 Serves the host on stdin/stdout (--stdio) and children, and a host with the
 token in DIR/host.token, on a Unix socket (mode 0600). The socket is served
 unless --socket "" is given. SIGINT or SIGTERM stops accepting, finishes the
-requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
+requests in flight and closes the mailbox. Secrets in reports are redacted
+(docs/redaction.md) unless --redact=off, which logs a warning at start. The
+protocol: docs/protocol.md.`,
 	Env: []string{envRuntimeDir, envStateHome},
 	Exit: []string{
 		"0  stopped cleanly (a signal, or the stdio host closed stdin)",
@@ -37,6 +39,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	modeName := fs.String("mode", "rpc", "the parent session's mode: tui, rpc or print")
 	fs.IntVar(&o.MaxPending, "max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
 	fs.IntVar(&o.MaxConnsPerChild, "max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
+	redactFlag := fs.String("redact", "on", "redact secrets in reports before the parent sees them: on or off (off warns at start)")
 	logFormat := fs.String("log-format", "text", "log to stderr as text or json (at most 10 lines/s)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -59,6 +62,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case o.MaxConnsPerChild < 1:
 		fmt.Fprintln(stderr, "diagrelay serve: --max-conns-per-child must be at least 1")
 		return 2
+	case *redactFlag != "on" && *redactFlag != "off":
+		fmt.Fprintf(stderr, "diagrelay serve: --redact %q is not on or off\n", *redactFlag)
+		return 2
 	case *logFormat != "text" && *logFormat != "json":
 		fmt.Fprintf(stderr, "diagrelay serve: --log-format %q is not text or json\n", *logFormat)
 		return 2
@@ -67,6 +73,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	o.NoRedaction = *redactFlag == "off"
 	o.Logger = serve.NewLogger(stderr, *logFormat, time.Now)
 	if err := serve.Run(o, stdin, stdout); err != nil {
 		o.Logger.Error(err.Error())

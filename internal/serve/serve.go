@@ -26,7 +26,10 @@ type Options struct {
 	Mode         relay.Mode
 	// MaxPending and MaxConnsPerChild are service.Config's.
 	MaxPending, MaxConnsPerChild int
-	Logger                       *slog.Logger
+	// NoRedaction is serve --redact=off: secrets pass, with a warning at
+	// start (service.Config.NoRedaction).
+	NoRedaction bool
+	Logger      *slog.Logger
 }
 
 // shutdownTimeout bounds how long the requests in flight may take to
@@ -49,7 +52,7 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 	}
 
 	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
-		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild})
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, NoRedaction: o.NoRedaction})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
