@@ -48,7 +48,9 @@ func logText(n, secretEvery int) []byte {
 			return fmt.Sprintf("ok   github.com/acme/api/internal/auth	%d.%03ds", rng.IntN(9), rng.IntN(1000))
 		},
 		func() string { return "lint: task build-api finished; 4 files changed, they passed the access check" },
-		func() string { return fmt.Sprintf("commit %s: fix token cache eviction (#%d)", hex(40), rng.IntN(9999)) },
+		func() string {
+			return fmt.Sprintf("commit %s: fix token cache eviction (#%d)", hex(40), rng.IntN(9999))
+		},
 		func() string {
 			return fmt.Sprintf("worker %d: key order kept, %d keys scanned, disk usage %d%%", rng.IntN(16), rng.IntN(100000), rng.IntN(100))
 		},
@@ -58,7 +60,9 @@ func logText(n, secretEvery int) []byte {
 		func() string {
 			return fmt.Sprintf("request id %s-%s-4%s-a%s-%s done", hex(8), hex(4), hex(3), hex(3), hex(12))
 		},
-		func() string { return "auth: using default credentials from the environment; secret rotation in 3 days." },
+		func() string {
+			return "auth: using default credentials from the environment; secret rotation in 3 days."
+		},
 		func() string {
 			return fmt.Sprintf("/home/dev/go/pkg/mod/golang.org/x/text@v0.44.0/unicode/norm/normalize.go:%d: inlining call", rng.IntN(600))
 		},
@@ -68,12 +72,14 @@ func logText(n, secretEvery int) []byte {
 		func() string { return "db: dial postgres://app:" + p(16) + "@db.internal:5432/app: timeout" },
 		func() string { return "payment failed: sk_live_" + p(24) + ", retrying" },
 		func() string { return "loaded config api_key=" + q(28) + "9x from env" },
-		func() string { return "s3: InvalidAccessKeyId AKIA" + strings.Map(func(r rune) rune {
-			if r >= '0' && r <= '9' {
-				return 'A' + r - '0'
-			}
-			return r
-		}, strings.ToUpper(q(16))) + " in us-east-1" },
+		func() string {
+			return "s3: InvalidAccessKeyId AKIA" + strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return 'A' + r - '0'
+				}
+				return r
+			}, strings.ToUpper(q(16))) + " in us-east-1"
+		},
 	}
 	var b bytes.Buffer
 	next := secretEvery

@@ -92,6 +92,16 @@ type Status struct {
 // by rule id ({} when none): SPEC §12, docs/redaction.md.
 type Redacted map[string]int
 
+// Total is the number of secrets redacted, what watch shows; a negative
+// count (from a confused peer) counts nothing.
+func (r Redacted) Total() int {
+	n := 0
+	for _, v := range r {
+		n += max(v, 0)
+	}
+	return n
+}
+
 // Diagnostic is one entry of Status.Diagnostics.
 type Diagnostic struct {
 	Level   string    `json:"level"`
