@@ -21,6 +21,9 @@ import (
 // work, never changes a result.
 type anchor struct {
 	re *regexp.Regexp // ^(?:key part, the bounded rest, the cut part)
+	// pre runs re's pattern, assertions taken to hold, as a lazy DFA: what
+	// candidates calls (re stays, for the tests that check pre ⊇ re).
+	pre *prefilter
 	// max is the most bytes re can match: it runs on text[q:q+max+1].
 	max int
 	// offsets[kw] are the byte offsets at which keyword kw can sit in the
@@ -103,7 +106,11 @@ func build(parts []*syntax.Regexp, k int, offsets map[string][]int) *anchor {
 	if err != nil {
 		return nil
 	}
-	return &anchor{re: re, max: total, offsets: offsets}
+	pre := newPrefilter(cat)
+	if pre == nil {
+		return nil
+	}
+	return &anchor{re: re, pre: pre, max: total, offsets: offsets}
 }
 
 // flatten lists the top-level parts of a concatenation, looking through

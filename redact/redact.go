@@ -149,7 +149,7 @@ func (b *ruleBook) candidates(text string, view *[]byte) ruleSet {
 					continue
 				}
 				end := min(len(text), q+a.max+1)
-				if a.re.MatchString(text[q:end]) || view != nil && a.re.Match((*view)[q:end]) {
+				if a.pre.matches(text, q, end) || view != nil && string((*view)[q:end]) != text[q:end] && a.pre.matchesBytes(*view, q, end) {
 					run.add(ri)
 					break
 				}
