@@ -70,3 +70,53 @@ func TestAnchorsOnlySkipWork(t *testing.T) {
 	}
 	t.Logf("%d of %d rules have an anchor", with, len(book().rules))
 }
+
+// The DFA prefilter matches wherever the anchor's regex does (it takes
+// assertions to hold, so it may match more, never less).
+func TestPrefilterCoversTheRegex(t *testing.T) {
+	rng := newRand(41)
+	var texts []string
+	for _, l := range likelyLeaks(rng) {
+		texts = append(texts, l.text)
+	}
+	texts = append(texts, notSecrets(rng)...)
+	for _, s := range allSpecs() {
+		re, _ := syntax.Parse(s.Regex, syntax.Perl)
+		for range 5 {
+			var b strings.Builder
+			genMatch(rng, re.Simplify(), &b)
+			texts = append(texts, b.String(), "x="+b.String()+", "+strings.ToLower(b.String()))
+		}
+	}
+	b := book()
+	checked, more := 0, 0
+	for _, text := range texts {
+		// Where candidates asks: at each keyword occurrence, each offset.
+		b.scan.scan(text, func(k uint16, end int) {
+			start := end - len(b.keywords[k])
+			for _, ri := range b.rulesOf[k] {
+				a := b.rules[ri].anchor
+				if a == nil {
+					continue
+				}
+				for _, o := range a.offsets[b.keywords[k]] {
+					q := start - o
+					if q < 0 {
+						continue
+					}
+					stop := min(len(text), q+a.max+1)
+					re, pre := a.re.MatchString(text[q:stop]), a.pre.matches(text, q, stop)
+					if re && !pre {
+						t.Fatalf("rule %s at %d of %q: the regex matches, the prefilter does not", b.rules[ri].id, q, text)
+					}
+					if re {
+						checked++
+					} else if pre {
+						more++
+					}
+				}
+			}
+		})
+	}
+	t.Logf("%d matches covered; the prefilter passed %d more", checked, more)
+}

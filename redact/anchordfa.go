@@ -159,7 +159,9 @@ func setKey(set []uint64) string {
 func (p *prefilter) matches(text string, q, end int) bool { return prefilterMatches(p, text, q, end) }
 
 // matchesBytes is matches on a []byte.
-func (p *prefilter) matchesBytes(text []byte, q, end int) bool { return prefilterMatches(p, text, q, end) }
+func (p *prefilter) matchesBytes(text []byte, q, end int) bool {
+	return prefilterMatches(p, text, q, end)
+}
 
 func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) bool {
 	p.mu.Lock()
