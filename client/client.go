@@ -1,16 +1,21 @@
-// Package client is the Go child's side of diagrelay serve: a child process
-// started by a manager host dials the service's Unix socket with the token
-// its runtime was opened with, and reports diagnostics to its parent.
+// Package client is the Go side of diagrelay serve's Unix socket. A child
+// process started by a manager host dials it with the token its runtime
+// was opened with (Dial), and reports diagnostics to its parent:
 //
 //	c, err := client.Dial("", "") // DIAGRELAY_SOCKET, DIAGRELAY_TOKEN
 //	if err != nil {
 //		return err // not hosted: report the normal top-level way
 //	}
 //	defer c.Close()
-//	err = c.Report(diag.Warning, "config file not found", "lint")
+//	if err := c.Report(diag.Warning, "config file not found", "lint"); err != nil {
+//		return err // refused: the *Error says why
+//	}
+//
+// A manager host dials it with the host token (DialHost) to open and
+// close its children's runtimes and read their threads' status.
 //
 // The wire format is in docs/protocol.md; this package is the module's one
-// client of it (the diagrelay report and probe commands use it too).
+// client of it (the diagrelay report, probe and thread commands use it).
 package client
 
 import (
@@ -19,6 +24,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/diagrelay/diagrelay/capability"
@@ -60,6 +66,7 @@ const (
 	CodeShuttingDown    = wire.CodeShuttingDown    // serve is stopping
 	CodeTooManyConns    = wire.CodeTooManyConns    // the token already holds its connections
 	CodeForbidden       = wire.CodeForbidden       // a host method called with a child token
+	CodeUnknownThread   = wire.CodeUnknownThread   // (a host) a thread never opened
 )
 
 // ErrNotHosted is returned by Dial when the environment names no host.
@@ -166,8 +173,14 @@ func (c *Child) Close() error { return c.conn.Close() }
 // call makes one request; an error reply is an *Error wrapped with the
 // method's name.
 func (c *Child) call(method string, params, result any) error {
-	err := c.conn.Call(method, params, result)
-	if _, ok := errors.AsType[*Error](err); ok {
+	return call(c.conn, method, params, result)
+}
+
+// call makes one request on conn; an error reply is an *Error wrapped
+// with the method's name, unless the service's message names it already.
+func call(conn *rpc.Conn, method string, params, result any) error {
+	err := conn.Call(method, params, result)
+	if e, ok := errors.AsType[*Error](err); ok && !strings.HasPrefix(e.Message, method+":") {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return err

@@ -123,6 +123,17 @@ func TestErrors(t *testing.T) {
 	}
 	_, err = client.Dial(s.Socket, tok)
 	wantCode(t, "hello after reopen", err, -32003)
+	if err == nil || !strings.HasPrefix(err.Error(), "session.hello: ") {
+		t.Errorf("error %v, want it to name the method", err)
+	}
+	// The re-exported codes are the protocol's numbers (docs/protocol.md).
+	for code, want := range map[int]int{client.CodeInvalidParams: -32602, client.CodeUnauthenticated: -32001,
+		client.CodeForbidden: -32002, client.CodeRevoked: -32003, client.CodeStorage: -32005,
+		client.CodeShuttingDown: -32006, client.CodeTooManyConns: -32007} {
+		if code != want {
+			t.Errorf("code %d, want %d", code, want)
+		}
+	}
 }
 
 func TestProbe(t *testing.T) {

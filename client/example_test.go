@@ -20,7 +20,11 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Report(diag.Warning, "config file not found", "lint"); err != nil {
+	err = c.Report(diag.Warning, "config file not found", "lint")
+	if e, ok := errors.AsType[*client.Error](err); ok && e.Code == client.CodeRevoked {
+		return // the runtime was reopened or closed: this child is done
+	}
+	if err != nil {
 		log.Print(err)
 	}
 }

@@ -72,5 +72,5 @@ func ExampleGate() {
 	// 11s     "step 7 done"  delivered
 	// -1h0m0s "step 8 done"  rate
 	// 20s     "x"            invalid
-	// {Delivered:7 Duplicate:1 Rate:3 Cap:0 Invalid:1}
+	// {Delivered:7 Dropped:{Duplicate:1 Rate:3 Cap:0 Invalid:1}}
 }

@@ -48,20 +48,15 @@ func (v Verdict) String() string {
 	return "Verdict(" + strconv.Itoa(int(v)) + ")"
 }
 
-// Counts is how many reports a Gate decided, by verdict.
+// Counts is how many reports a Gate decided, by verdict: the drops are
+// its embedded Dropped.
 type Counts struct {
 	Delivered uint64
-	Duplicate uint64
-	Rate      uint64
-	Cap       uint64
-	Invalid   uint64
+	Dropped
 }
 
-// Dropped is the number of reports dropped for any reason.
-func (c Counts) Dropped() uint64 { return c.Duplicate + c.Rate + c.Cap + c.Invalid }
-
 // Total is the number of reports decided: calls to Admit.
-func (c Counts) Total() uint64 { return c.Delivered + c.Dropped() }
+func (c Counts) Total() uint64 { return c.Delivered + c.Dropped.Total() }
 
 // A Gate decides, for one child runtime generation, which reports are
 // delivered: see the package documentation for the exact rules. A reopened
@@ -225,13 +220,12 @@ func (g *Gate) drop(v Verdict) Verdict {
 
 // Counts returns how many reports g has decided, by verdict.
 func (g *Gate) Counts() Counts {
-	return Counts{
-		Delivered: uint64(g.n),
+	return Counts{Delivered: uint64(g.n), Dropped: Dropped{
 		Duplicate: g.drops[DropDuplicate-DropDuplicate],
 		Rate:      g.drops[DropRate-DropDuplicate],
 		Cap:       g.drops[DropCap-DropDuplicate],
 		Invalid:   g.drops[DropInvalid-DropDuplicate],
-	}
+	}}
 }
 
 // blank reports whether s is empty or only white space (unicode.IsSpace).

@@ -79,7 +79,7 @@ func TestDuplicateUsesNoSlot(t *testing.T) {
 		admit(t, g, distinct(i), t0, Delivered)
 	}
 	admit(t, g, distinct(9), t0, DropRate)
-	if c := g.Counts(); c != (Counts{Delivered: 5, Duplicate: 100, Rate: 1}) {
+	if c := g.Counts(); c != (Counts{Delivered: 5, Dropped: Dropped{Duplicate: 100, Rate: 1}}) {
 		t.Errorf("Counts() = %+v", c)
 	}
 }
@@ -135,7 +135,7 @@ func TestCap(t *testing.T) {
 	admit(t, g, distinct(20), sec(1000), DropCap)
 	admit(t, g, distinct(0), sec(1000), DropDuplicate) // duplicate is checked first
 	admit(t, g, Report{"bad", "x", ""}, sec(1000), DropInvalid)
-	want := Counts{Delivered: 20, Duplicate: 1, Cap: 1, Invalid: 1}
+	want := Counts{Delivered: 20, Dropped: Dropped{Duplicate: 1, Cap: 1, Invalid: 1}}
 	if c := g.Counts(); c != want {
 		t.Errorf("Counts() = %+v, want %+v", c, want)
 	}
@@ -165,7 +165,7 @@ func TestInvalidWithoutParse(t *testing.T) {
 	} {
 		g := NewGate()
 		admit(t, g, r, t0, DropInvalid)
-		if c := g.Counts(); c != (Counts{Invalid: 1}) {
+		if c := g.Counts(); c != (Counts{Dropped: Dropped{Invalid: 1}}) {
 			t.Errorf("after %+v: Counts() = %+v", r, c)
 		}
 	}
@@ -195,7 +195,7 @@ func TestClockBackwardsFailsClosed(t *testing.T) {
 	admit(t, g, distinct(0), sec(49.999), DropRate)
 	admit(t, g, distinct(0), sec(50), Delivered) // an equal reading is not backwards
 	admit(t, g, distinct(1), sec(50), Delivered)
-	want := Counts{Delivered: 2, Rate: 1, Invalid: 1}
+	want := Counts{Delivered: 2, Dropped: Dropped{Rate: 1, Invalid: 1}}
 	if c := g.Counts(); c != want {
 		t.Errorf("Counts() = %+v, want %+v", c, want)
 	}
@@ -215,9 +215,9 @@ func TestMonotonicReadings(t *testing.T) {
 }
 
 func TestCountsAddUp(t *testing.T) {
-	c := Counts{Delivered: 1, Duplicate: 2, Rate: 3, Cap: 4, Invalid: 5}
-	if c.Dropped() != 14 || c.Total() != 15 {
-		t.Errorf("Dropped() = %d, Total() = %d; want 14, 15", c.Dropped(), c.Total())
+	c := Counts{Delivered: 1, Dropped: Dropped{Duplicate: 2, Rate: 3, Cap: 4, Invalid: 5}}
+	if c.Dropped.Total() != 14 || c.Total() != 15 {
+		t.Errorf("Dropped.Total() = %d, Total() = %d; want 14, 15", c.Dropped.Total(), c.Total())
 	}
 }
 

@@ -7,11 +7,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -163,6 +165,47 @@ func BenchmarkStorePostPaired(b *testing.B) {
 			b.ReportMetric(on/off, "on/off")
 			b.ReportMetric(float64(commits[0])/float64(n), "commits/post-on")
 			b.ReportMetric(float64(commits[1])/float64(n), "commits/post-off")
+		})
+	}
+}
+
+// BenchmarkDiskProbe is the disk's own rate where the Store benchmarks
+// keep their files (4 KiB written and fdatasynced per iteration): run it
+// in the same run as they, and quote their posts/s as a ratio to its
+// fsyncs/s.
+func BenchmarkDiskProbe(b *testing.B) { testutil.DiskProbe(b, b.TempDir()) }
+
+// BenchmarkStorePostRecipients measures durable posts from 64 posters to
+// one recipient and to 64 (each poster its own), and what a post costs
+// the disk: writeB/post is the bytes this process had written to storage
+// per post (write_bytes of /proc/self/io), commits/post how many posts
+// shared a commit. The file layout decides what a commit of 64
+// recipients' posts dirties (docs/mailbox.md).
+func BenchmarkStorePostRecipients(b *testing.B) {
+	const posters = 64
+	for _, recipients := range []int{1, posters} {
+		b.Run(fmt.Sprintf("posters=%d/recipients=%d", posters, recipients), func(b *testing.B) {
+			s := openStore(b, filepath.Join(b.TempDir(), "mailbox.db"))
+			ms := make([]relay.ParentMessage, posters)
+			for i := range ms {
+				ms[i] = msg(fmt.Sprintf("/root/p%d", i%recipients), fmt.Sprintf("/root/p%d/c", i), "bench", 0)
+			}
+			wrote, _ := testutil.WriteBytes()
+			var next atomic.Int64
+			b.SetParallelism(max(1, posters/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				m := ms[int(next.Add(1)-1)%posters]
+				for pb.Next() {
+					if err := s.Post(m); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			reportPosts(b, s)
+			if after, ok := testutil.WriteBytes(); ok {
+				b.ReportMetric(float64(after-wrote)/float64(s.Stats().Posts), "writeB/post")
+			}
 		})
 	}
 }

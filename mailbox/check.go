@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,12 @@ type Report struct {
 	Problems []string
 	// Recipients are the recipients with entries, sorted by name.
 	Recipients []RecipientReport
+	// Unaddressable counts entries that name no recipient at all (a log
+	// key too short to hold an id and a recipient: only damage makes one).
+	Unaddressable int
+	// Format is the file's format tag ("diagrelay-mailbox/1", "/2" or
+	// "/3"; docs/mailbox.md), "" if it has none.
+	Format string
 }
 
 // RecipientReport counts one recipient's entries.
@@ -48,7 +55,7 @@ const MaxReportedIDs = 100
 // Clean reports whether Check found nothing wrong. Unchecked records do
 // not make a report unclean.
 func (r *Report) Clean() bool {
-	if len(r.Problems) > 0 {
+	if len(r.Problems) > 0 || r.Unaddressable > 0 {
 		return false
 	}
 	for _, rr := range r.Recipients {
@@ -103,6 +110,12 @@ func Check(path string, opts ...Option) (*Report, error) {
 		r.problem(err)
 		return r, nil
 	}
+	s.view(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(metaBucket); meta != nil {
+			r.Format = string(meta.Get(formatKey))
+		}
+		return nil
+	})
 	if err := s.view(r.countRecords); err != nil && trusted == nil {
 		r.problem(fmt.Errorf("the records could not all be read: %w", err))
 	}
@@ -117,47 +130,75 @@ func (r *Report) problem(err error) {
 	r.Problems = append(r.Problems, text)
 }
 
+// countRecords counts the entries of every edition's layout: log (third
+// edition) and the per-recipient buckets under recipients (first and
+// second editions, and what a migration has not moved yet, or cannot
+// move), merged per recipient.
 func (r *Report) countRecords(tx *bolt.Tx) error {
 	byName := map[string]*RecipientReport{}
-	boxes := tx.Bucket(recipientsBucket)
-	if boxes == nil {
-		return nil // a bbolt file with no bucket yet: an empty mailbox
-	}
-	c := boxes.Cursor()
-	for name, v := c.First(); name != nil; name, v = c.Next() {
-		rr := &RecipientReport{Recipient: string(name)}
-		byName[rr.Recipient] = rr
-		box := boxes.Bucket(name)
-		if v != nil || box == nil {
-			rr.Unaddressable++ // a value where a recipient's bucket should be
-			continue
+	of := func(name []byte) *RecipientReport {
+		rr := byName[string(name)]
+		if rr == nil {
+			rr = &RecipientReport{Recipient: string(name)}
+			byName[rr.Recipient] = rr
 		}
-		bc := box.Cursor()
-		for k, v := bc.First(); k != nil; k, v = bc.Next() {
-			if len(k) != 8 || v == nil {
-				rr.Unaddressable++
+		return rr
+	}
+	if log := tx.Bucket(logBucket); log != nil {
+		c := log.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			id, name, ok := parseLogKey(k)
+			switch {
+			case !ok:
+				r.Unaddressable++
+			case v == nil:
+				of(name).Unaddressable++ // a bucket where a record goes
+			default:
+				of(name).count(id, v)
+			}
+		}
+	}
+	if boxes := tx.Bucket(recipientsBucket); boxes != nil {
+		c := boxes.Cursor()
+		for name, v := c.First(); name != nil; name, v = c.Next() {
+			rr := of(name)
+			box := boxes.Bucket(name)
+			if v != nil || box == nil {
+				rr.Unaddressable++ // a value where a recipient's bucket should be
 				continue
 			}
-			id := binary.BigEndian.Uint64(k)
-			m, checked, err := decodeRecord(id, v)
-			switch {
-			case err != nil || m.Recipient != rr.Recipient:
-				rr.Damaged++
-				if len(rr.DamagedIDs) < MaxReportedIDs {
-					rr.DamagedIDs = append(rr.DamagedIDs, id)
+			bc := box.Cursor()
+			for k, v := bc.First(); k != nil; k, v = bc.Next() {
+				if len(k) != 8 || v == nil {
+					rr.Unaddressable++
+					continue
 				}
-			case !checked:
-				rr.Unacknowledged++
-				rr.Unchecked++
-			default:
-				rr.Unacknowledged++
+				rr.count(binary.BigEndian.Uint64(k), v)
 			}
 		}
 	}
 	r.Recipients = r.Recipients[:0]
 	for _, rr := range byName {
+		slices.Sort(rr.DamagedIDs) // the two layouts' ids interleave
 		r.Recipients = append(r.Recipients, *rr)
 	}
 	sort.Slice(r.Recipients, func(i, j int) bool { return r.Recipients[i].Recipient < r.Recipients[j].Recipient })
 	return nil
+}
+
+// count counts the record v filed under id for rr's recipient.
+func (rr *RecipientReport) count(id uint64, v []byte) {
+	m, checked, err := decodeRecord(id, v)
+	switch {
+	case err != nil || m.Recipient != rr.Recipient:
+		rr.Damaged++
+		if len(rr.DamagedIDs) < MaxReportedIDs {
+			rr.DamagedIDs = append(rr.DamagedIDs, id)
+		}
+	case !checked:
+		rr.Unacknowledged++
+		rr.Unchecked++
+	default:
+		rr.Unacknowledged++
+	}
 }

@@ -101,6 +101,7 @@ func (s *Store) runBatch(batch []*write) []error {
 	if err == nil {
 		s.nCommits.Add(1)
 		s.readBack(batch, errs)
+		s.indexWrites(batch)
 		return errs
 	}
 	if len(batch) == 1 {
@@ -111,6 +112,7 @@ func (s *Store) runBatch(batch []*write) []error {
 		if errs[i] = s.update(w.fn); errs[i] == nil {
 			s.nCommits.Add(1)
 			s.readBack(batch[i:i+1], errs[i:i+1])
+			s.indexWrites(batch[i : i+1])
 		}
 	}
 	return errs

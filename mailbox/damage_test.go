@@ -161,12 +161,13 @@ func TestUntrustedFileRefused(t *testing.T) {
 	// Keys out of order: root[150]'s key (just before its record in the
 	// leaf) turned into a later id. Every page, key and value still reads;
 	// only bbolt's consistency check sees it.
-	at := recordOffset(t, orig, root[150]) - 8
-	if !bytes.Equal(orig[at:at+8], idKey(root[150].ID)) {
+	key := logKey(root[150].ID, "/root")
+	at := recordOffset(t, orig, root[150]) - len(key)
+	if !bytes.Equal(orig[at:at+len(key)], key) {
 		t.Fatalf("no key before the record")
 	}
 	unordered := slices.Clone(orig)
-	copy(unordered[at:], idKey(root[150].ID+1000))
+	copy(unordered[at:], logKey(root[150].ID+1000, "/root"))
 	variants := map[string][]byte{
 		"empty":            {},
 		"random bytes":     random,

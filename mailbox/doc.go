@@ -58,4 +58,12 @@
 // read; Check counts them as unchecked), and a Post returns nil only once
 // its record reads back from the committed file as written. Check reports
 // on a file without changing it. Damage gives an error, never a panic.
+//
+// The file is of the third edition (format tag diagrelay-mailbox/3): every
+// recipient's entries in one bucket keyed by id then recipient, so that a
+// group commit appends to the same few pages however many recipients its
+// posts have; which entries are whose is held in memory, built at Open.
+// Open migrates files of the first two editions (one bucket per
+// recipient) in place, in crash-safe chunks; Check reads every edition.
+// docs/mailbox.md tells the layout, the migration and why.
 package mailbox

@@ -52,21 +52,39 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, idx: newIndex()}
 	if err := s.view(func(tx *bolt.Tx) error { return trust(tx, path) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
 	}
-	var fix func(*bolt.Tx) error
-	err = s.view(func(tx *bolt.Tx) (err error) { fix, err = checkLayout(tx); return err })
-	if err == nil && fix != nil {
-		err = s.update(fix)
+	var l layoutState
+	err = s.view(func(tx *bolt.Tx) (err error) { l, err = checkLayout(tx); return err })
+	switch {
+	case err != nil:
+	case l == layoutNone:
+		err = s.update(layout)
+	case l == layoutOld:
+		err = s.migrate()
+	}
+	if err == nil {
+		err = s.view(s.buildIndex)
 	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// buildIndex reads log's keys into the index.
+func (s *Store) buildIndex(tx *bolt.Tx) error {
+	c := tx.Bucket(logBucket).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if id, recipient, ok := parseLogKey(k); ok && v != nil {
+			s.idx.add(string(recipient), id)
+		}
+	}
+	return nil
 }
 
 // ensureFile creates a new mailbox at path if nothing is there, and refuses
@@ -137,19 +155,45 @@ func syncDir(dir string) error {
 }
 
 // openBolt opens the file, turning a panic or fault on a damaged file into
-// an error. (After such a panic bbolt's file handle is lost until the
-// process exits; a damaged file is not expected to be opened again.)
+// an error. After such a panic the file is closed, so its lock is let go
+// (bbolt's memory map of it stays until the process exits).
 func openBolt(path string, lockTimeout time.Duration, readOnly bool) (db *bolt.DB, err error) {
 	if lockTimeout <= 0 {
 		lockTimeout = time.Nanosecond // bbolt tries once before it checks the timeout
 	}
+	// The file bbolt opens, so that it can be closed (and its lock let go)
+	// when bbolt panics on a damaged file halfway through opening it.
+	var file *os.File
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err == nil && fi.Size() > 0 {
+			err = checkHeader(f, fi.Size())
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		file = f
+		return f, nil
+	}
 	func() {
-		defer recoverCorrupt(&err)
+		defer func() {
+			if r := recover(); r != nil {
+				if file != nil {
+					file.Close()
+				}
+				err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+			}
+		}()
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		// PreLoadFreelist: a read-only open would otherwise read the
 		// freelist later, in the goroutine bbolt's check runs in, where a
 		// fault on a damaged freelist could not be recovered.
-		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout, ReadOnly: readOnly, PreLoadFreelist: true})
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout, ReadOnly: readOnly, PreLoadFreelist: true, OpenFile: openFile})
 	}()
 	switch {
 	case err == nil:
@@ -190,7 +234,7 @@ func trust(tx *bolt.Tx, path string) error {
 		b.Stats()
 		c := b.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			sum = crc32.Update(crc32.Update(sum, castagnoli, k), castagnoli, v)
+			sum = crc32.Update(crc32.Update(sum, castagnoli(), k), castagnoli(), v)
 			if v == nil {
 				if child := b.Bucket(k); child != nil {
 					walk(child)
@@ -214,31 +258,63 @@ func trust(tx *bolt.Tx, path string) error {
 	return fmt.Errorf("%w: bbolt's consistency check: %v (and %d more problems)", ErrCorrupt, errs[0], len(errs)-1)
 }
 
-// checkLayout checks that tx holds a diagrelay mailbox of this format, or
-// one that a write (fix) brings to it: a mailbox of the first format
-// (whose tag says its records have no checksums) is retagged, and a bbolt
-// file with no bucket at all (the first diagrelay left one when it crashed
-// while creating a mailbox) is laid out; neither holds anything to lose.
-func checkLayout(tx *bolt.Tx) (fix func(*bolt.Tx) error, err error) {
+// layoutState is what checkLayout found.
+type layoutState int
+
+const (
+	layoutCurrent layoutState = iota // a third-edition mailbox with nothing to migrate
+	layoutNone                       // a bbolt file with no bucket at all
+	layoutOld                        // entries under recipients: a first- or second-edition file, or a migration to finish
+)
+
+// checkLayout checks that tx holds a diagrelay mailbox that this edition
+// reads. A first- or second-edition file, or one whose migration a crash
+// interrupted, is layoutOld (Open migrates it); a bbolt file with no bucket
+// at all (the first diagrelay left one when it crashed while creating a
+// mailbox) is layoutNone (Open lays it out; it holds nothing to lose).
+func checkLayout(tx *bolt.Tx) (layoutState, error) {
 	meta := tx.Bucket(metaBucket)
 	if meta == nil {
 		empty := true
 		tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
 		if empty {
-			return layout, nil
+			return layoutNone, nil
 		}
-		return nil, fmt.Errorf("%w: a bbolt file but not a diagrelay mailbox (no meta bucket)", ErrCorrupt)
+		return 0, fmt.Errorf("%w: a bbolt file but not a diagrelay mailbox (no meta bucket)", ErrCorrupt)
 	}
 	switch tag := meta.Get(formatKey); {
-	case bytes.Equal(tag, formatTagV1):
-		fix = func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, formatTag) }
+	case bytes.Equal(tag, formatTagV1), bytes.Equal(tag, formatTagV2):
+		if tx.Bucket(recipientsBucket) == nil {
+			return 0, fmt.Errorf("%w: no recipients bucket", ErrCorrupt)
+		}
+		return layoutOld, nil
 	case !bytes.Equal(tag, formatTag):
-		return nil, fmt.Errorf("unsupported mailbox format %q (want %q)", tag, formatTag)
+		return 0, fmt.Errorf("unsupported mailbox format %q (this diagrelay reads %q, %q and %q)", tag, formatTagV1, formatTagV2, formatTag)
 	}
-	if tx.Bucket(recipientsBucket) == nil {
-		return nil, fmt.Errorf("%w: no recipients bucket", ErrCorrupt)
+	if tx.Bucket(logBucket) == nil {
+		return 0, fmt.Errorf("%w: no log bucket", ErrCorrupt)
 	}
-	return fix, nil
+	if boxes := tx.Bucket(recipientsBucket); boxes != nil && holdsRecords(boxes) {
+		return layoutOld, nil
+	}
+	return layoutCurrent, nil
+}
+
+// holdsRecords reports whether a recipients bucket (first and second
+// editions) still holds an entry that migrate would move.
+func holdsRecords(boxes *bolt.Bucket) bool {
+	c := boxes.Cursor()
+	for name, v := c.First(); name != nil; name, v = c.Next() {
+		if box := boxes.Bucket(name); v == nil && box != nil {
+			bc := box.Cursor()
+			for k, v := bc.First(); k != nil; k, v = bc.Next() {
+				if len(k) == 8 && v != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // layout lays out a new mailbox.
@@ -250,6 +326,6 @@ func layout(tx *bolt.Tx) error {
 	if err := meta.Put(formatKey, formatTag); err != nil {
 		return err
 	}
-	_, err = tx.CreateBucket(recipientsBucket)
+	_, err = tx.CreateBucket(logBucket)
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
+	"sync"
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
@@ -36,7 +37,9 @@ const (
 	crcSize = 4
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC-32C table, made on first use rather than at
+// start-up: a diagrelay that never opens a mailbox never builds it.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // errChecksum is wrapped by decodeRecord's error for a version 2 record
 // whose checksum does not match.
@@ -52,7 +55,7 @@ func encodeBody(dst []byte, m *relay.ParentMessage) []byte {
 // bodySum is the CRC-32C of body, the part of the checksum that needs no
 // id: Post computes it in the poster's goroutine, outside the serial
 // commit.
-func bodySum(body []byte) uint32 { return crc32.Checksum(body, castagnoli) }
+func bodySum(body []byte) uint32 { return crc32.Checksum(body, castagnoli()) }
 
 // sealRecord appends to body (a whole record made by encodeBody, whose
 // bodySum is sum) the checksum of body under id.
@@ -66,23 +69,11 @@ func sealRecord(body []byte, sum uint32, id uint64) []byte {
 // through a function variable): the 8 bytes would cost every Post and
 // every record read an allocation. TestWithID holds the two equal.
 func withID(sum uint32, id uint64) uint32 {
-	crc := ^sum
+	crc, table := ^sum, castagnoli()
 	for shift := 56; shift >= 0; shift -= 8 {
-		crc = castagnoli[byte(crc)^byte(id>>shift)] ^ crc>>8
+		crc = table[byte(crc)^byte(id>>shift)] ^ crc>>8
 	}
 	return ^crc
-}
-
-// encodeRecord returns m's version 2 record under id.
-func encodeRecord(id uint64, m *relay.ParentMessage) []byte {
-	body := encodeBody(nil, m)
-	return sealRecord(body, bodySum(body), id)
-}
-
-// encodeRecordV1 appends m's version 1 record (no checksum) to dst: what
-// stores written before checksums hold.
-func encodeRecordV1(dst []byte, m *relay.ParentMessage) []byte {
-	return appendFields(dst, recordV1, m)
 }
 
 func appendFields(dst []byte, version byte, m *relay.ParentMessage) []byte {

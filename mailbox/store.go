@@ -1,7 +1,6 @@
 package mailbox
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -11,27 +10,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/diagrelay/diagrelay/relay"
-)
-
-// The file layout (bbolt buckets):
-//
-//	meta        key "format" = formatTag; the bucket's sequence is the last id given
-//	recipients  one nested bucket per recipient with unacknowledged entries,
-//	            key = id as 8 bytes big-endian (so a cursor walks oldest first),
-//	            value = record (record.go)
-//
-// Ack deletes entries, and a recipient's bucket with it once empty, so the
-// file holds only what is still to be read; bbolt reuses the freed pages.
-var (
-	metaBucket       = []byte("meta")
-	recipientsBucket = []byte("recipients")
-	formatKey        = []byte("format")
-	formatTag        = []byte("diagrelay-mailbox/2")
-	// formatTagV1 is the tag of files whose records have no checksum.
-	// Open accepts it and retags the file: from then on its new records
-	// have checksums, and a diagrelay that predates them refuses the file
-	// instead of failing on every new record.
-	formatTagV1 = []byte("diagrelay-mailbox/1")
 )
 
 // DefaultLockTimeout is how long Open waits for another holder of the file
@@ -54,6 +32,7 @@ type Store struct {
 	closed  bool
 
 	commits committer
+	idx     *index // whose entries are where in log
 
 	// noCRC makes Post write zeros where a record's CRC-32C goes instead
 	// of computing it; the record, its verification before the commit and
@@ -92,7 +71,6 @@ func (s *Store) Post(m relay.ParentMessage) error {
 	if !s.noCRC {
 		sum = bodySum(body)
 	}
-	recipient := []byte(m.Recipient)
 	if err := s.acquire(); err != nil {
 		return err
 	}
@@ -103,18 +81,16 @@ func (s *Store) Post(m relay.ParentMessage) error {
 		if err != nil {
 			return err
 		}
-		box, err := tx.Bucket(recipientsBucket).CreateBucketIfNotExists(recipient)
-		if err != nil {
-			return err
-		}
+		log := tx.Bucket(logBucket)
+		log.FillPercent = logFillPercent
 		var rec []byte // body has room for the checksum: no copy
 		if s.noCRC {
 			rec = append(body, 0, 0, 0, 0)
 		} else {
 			rec = sealRecord(body, sum, id)
 		}
-		wrote.key, wrote.rec = idKey(id), rec
-		return box.Put(wrote.key, rec)
+		wrote.id, wrote.key, wrote.rec = id, logKey(id, m.Recipient), rec
+		return log.Put(wrote.key, rec)
 	}, wrote)
 	if err == nil {
 		s.nPosts.Add(1)
@@ -158,28 +134,38 @@ func (s *Store) ReadPage(recipient string, limit int) (Page, error) {
 	}
 	defer s.closeMu.RUnlock()
 	p := Page{Messages: []Entry{}, Damaged: []uint64{}}
-	err := s.view(func(tx *bolt.Tx) error {
-		box := tx.Bucket(recipientsBucket).Bucket([]byte(recipient))
-		if box == nil {
+	// The ids come from the index a chunk at a time, so that no lock is
+	// held while the records are read; an id acknowledged meanwhile has
+	// no record any more and is passed over.
+	var last uint64
+	for len(p.Messages) < limit && len(p.Damaged) < MaxReadLimit {
+		ids := s.idx.after(recipient, last, max(limit-len(p.Messages), 64))
+		if len(ids) == 0 {
+			break
+		}
+		last = ids[len(ids)-1]
+		err := s.view(func(tx *bolt.Tx) error {
+			log := tx.Bucket(logBucket)
+			for _, id := range ids {
+				if len(p.Messages) == limit || len(p.Damaged) == MaxReadLimit {
+					break
+				}
+				v := log.Get(logKey(id, recipient))
+				if v == nil {
+					continue
+				}
+				m, _, err := decodeRecord(id, v)
+				if err != nil || m.Recipient != recipient {
+					p.Damaged = append(p.Damaged, id)
+					continue
+				}
+				p.Messages = append(p.Messages, Entry{ID: id, ParentMessage: m})
+			}
 			return nil
+		})
+		if err != nil {
+			return Page{}, err
 		}
-		c := box.Cursor()
-		for k, v := c.First(); k != nil && len(p.Messages) < limit && len(p.Damaged) < MaxReadLimit; k, v = c.Next() {
-			if len(k) != 8 || v == nil {
-				continue
-			}
-			id := binary.BigEndian.Uint64(k)
-			m, _, err := decodeRecord(id, v)
-			if err != nil || m.Recipient != recipient {
-				p.Damaged = append(p.Damaged, id)
-				continue
-			}
-			p.Messages = append(p.Messages, Entry{ID: id, ParentMessage: m})
-		}
-		return nil
-	})
-	if err != nil {
-		return Page{}, err
 	}
 	return p, nil
 }
@@ -197,54 +183,35 @@ func (s *Store) Ack(recipient string, ids []uint64) (int, error) {
 	}
 	defer s.closeMu.RUnlock()
 
-	// Find what is there in a read transaction first, so that a repeated
-	// Ack (usual with at-least-once readers) costs no commit.
-	var keys [][]byte
-	err := s.view(func(tx *bolt.Tx) error {
-		box := tx.Bucket(recipientsBucket).Bucket([]byte(recipient))
-		if box == nil {
-			return nil
-		}
-		for _, id := range ids {
-			if k := idKey(id); box.Get(k) != nil {
-				keys = append(keys, k)
-			}
-		}
-		return nil
-	})
-	if err != nil || len(keys) == 0 {
-		return 0, err
+	// Find what is there in the index first, so that a repeated Ack
+	// (usual with at-least-once readers) costs no commit.
+	found := s.idx.has(recipient, ids)
+	if len(found) == 0 {
+		return 0, nil
 	}
-
-	var acked int
-	err = s.commits.do(s, func(tx *bolt.Tx) error {
-		acked = 0 // the function may run twice (committer's solo retry)
-		boxes := tx.Bucket(recipientsBucket)
-		box := boxes.Bucket([]byte(recipient))
-		if box == nil {
-			return nil // acknowledged concurrently
-		}
-		for _, k := range keys {
-			// Get first: ids may repeat, and a concurrent Ack may have
-			// removed some since the read.
-			if box.Get(k) == nil {
+	var gone []uint64
+	err := s.commits.do(s, func(tx *bolt.Tx) error {
+		gone = gone[:0] // the function may run twice (committer's solo retry)
+		log := tx.Bucket(logBucket)
+		for _, id := range found {
+			// Get first: a concurrent Ack may have removed some since.
+			k := logKey(id, recipient)
+			if log.Get(k) == nil {
 				continue
 			}
-			if err := box.Delete(k); err != nil {
+			if err := log.Delete(k); err != nil {
 				return err
 			}
-			acked++
-		}
-		if k, _ := box.Cursor().First(); k == nil {
-			return boxes.DeleteBucket([]byte(recipient))
+			gone = append(gone, id)
 		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	s.nAcked.Add(uint64(acked))
-	return acked, nil
+	s.idx.remove(recipient, gone)
+	s.nAcked.Add(uint64(len(gone)))
+	return len(gone), nil
 }
 
 // Close waits for the operations in flight to finish (their posts are
@@ -304,8 +271,4 @@ func recoverCorrupt(err *error) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%w: %v", ErrCorrupt, r)
 	}
-}
-
-func idKey(id uint64) []byte {
-	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), id)
 }

@@ -156,7 +156,7 @@ func TestStoreOpenErrors(t *testing.T) {
 	db.Close()
 	future := filepath.Join(dir, "future.db")
 	s := openStore(t, future)
-	if err := s.update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("diagrelay-mailbox/3")) }); err != nil {
+	if err := s.update(func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("diagrelay-mailbox/4")) }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -330,8 +330,11 @@ func countEntries(t testing.TB, s *Store, recipient string) int {
 	t.Helper()
 	n := 0
 	if err := s.view(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(recipientsBucket).Bucket([]byte(recipient)); b != nil {
-			n = b.Stats().KeyN
+		c := tx.Bucket(logBucket).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if _, r, ok := parseLogKey(k); ok && string(r) == recipient {
+				n++
+			}
 		}
 		return nil
 	}); err != nil {

@@ -69,10 +69,10 @@ func TestManyChildrenConcurrently(t *testing.T) {
 			t.Fatalf("%s: %d delivered, status has %d, want exactly %d", rt.Path(), n, len(st.Diagnostics), diag.MaxPerGeneration)
 		}
 		d := st.Dropped
-		if n+d.Duplicate+d.Rate+d.Cap+d.Invalid != reports {
+		if uint64(n)+d.Total() != uint64(reports) {
 			t.Fatalf("%s: %d delivered + %+v dropped != %d", rt.Path(), n, d, reports)
 		}
-		if d.Invalid != reports/4 || d.Cap == 0 || d.Duplicate == 0 || d.Rate == 0 {
+		if d.Invalid != uint64(reports/4) || d.Cap == 0 || d.Duplicate == 0 || d.Rate == 0 {
 			t.Fatalf("%s: dropped %+v", rt.Path(), d)
 		}
 		// The window: at most 5 in any [t, t+10s).
@@ -108,7 +108,7 @@ func TestConcurrentReportsOnOneRuntime(t *testing.T) {
 		}
 		wg.Wait()
 		st, _ := m.Status("/root/x")
-		if len(st.Diagnostics) != 4 || st.Dropped != (relay.Dropped{}) {
+		if len(st.Diagnostics) != 4 || st.Dropped != (diag.Dropped{}) {
 			t.Fatalf("iteration %d: %d delivered, dropped %+v", iter, len(st.Diagnostics), st.Dropped)
 		}
 		m.Close()

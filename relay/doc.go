@@ -69,4 +69,13 @@
 // thread's lock, which is never held while a sink runs; so concurrent
 // reports of one thread may reach the sinks in another order than their
 // status entries. The Manager starts no goroutine per runtime.
+//
+// Lock order: Manager.mu, then one thread's mu (never two threads' at
+// once), then the runtime's bus's own lock (package bus), taken while a
+// generation starts. Config.Now is called under a thread's mu, so it must
+// not call the Manager. The host-wide limit's lock is a leaf: nothing is
+// taken under it. No lock of the relay is held while the Mailbox, the
+// Notifier, the Observer, Config.AfterFunc, Config.OnSinkError or
+// Config.OnPanic run, nor while a bus is closed, so any of them may call
+// the Manager.
 package relay

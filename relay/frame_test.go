@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
@@ -78,7 +79,7 @@ func TestClosedRuntimeReportIsNotInvalid(t *testing.T) {
 		t.Errorf("Reopen of a replaced runtime: %v", err)
 	}
 	next.Report(nil) // one invalid, from the live generation
-	if st := r.status(t, "/root/x"); st.Dropped != (relay.Dropped{Invalid: 1}) {
+	if st := r.status(t, "/root/x"); st.Dropped != (diag.Dropped{Invalid: 1}) {
 		t.Errorf("dropped %+v, want only the live generation's invalid", st.Dropped)
 	}
 }
@@ -97,7 +98,7 @@ func TestDropsSumOverGenerations(t *testing.T) {
 	}
 	next.Report(report("info", "same", ""))
 	next.Report(report("info", "same", ""))
-	want := relay.Dropped{Duplicate: 2, Invalid: 1}
+	want := diag.Dropped{Duplicate: 2, Invalid: 1}
 	if st := r.status(t, "/root/x"); st.Dropped != want {
 		t.Errorf("live: dropped %+v, want %+v", st.Dropped, want)
 	}

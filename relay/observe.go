@@ -59,7 +59,7 @@ type ThreadSummary struct {
 	Open                bool
 	Generation          uint64
 	Diagnostics         int // how many the status holds, at most MaxStatusDiagnostics
-	Dropped             Dropped
+	Dropped             diag.Dropped
 	Redacted            Redacted // secrets redacted from its delivered reports, by rule
 }
 

@@ -238,7 +238,7 @@ func TestDropCountersAndSilence(t *testing.T) {
 		b.Emit(diag.Topic, report("info", fmt.Sprintf("n%d", i), "")) // 4 delivered, 2 rate
 	}
 	st := r.status(t, "/root/x")
-	want := relay.Dropped{Duplicate: 2, Invalid: 4, Rate: 2}
+	want := diag.Dropped{Duplicate: 2, Invalid: 4, Rate: 2}
 	if st.Dropped != want || len(st.Diagnostics) != 5 {
 		t.Fatalf("dropped %+v (want %+v), %d diagnostics", st.Dropped, want, len(st.Diagnostics))
 	}

@@ -19,7 +19,7 @@ type thread struct {
 	head  int          // index of the oldest entry once the ring is full
 	// dropped sums the drops of the closed generations' gates; the live
 	// one's are added when read. The gates are the one count of drops.
-	dropped Dropped
+	dropped diag.Dropped
 	// redacted sums the secrets redacted from delivered reports.
 	redacted Redacted
 }
@@ -45,9 +45,9 @@ func (t *thread) pushLocked(d Diagnostic) {
 
 // droppedLocked is every drop of every generation: the closed ones' sums
 // and the live gate's counts.
-func (t *thread) droppedLocked() Dropped {
+func (t *thread) droppedLocked() diag.Dropped {
 	if t.live != nil && t.live.gate != nil {
-		return t.dropped.plus(t.live.gate.Counts())
+		return t.dropped.Plus(t.live.gate.Counts().Dropped)
 	}
 	return t.dropped
 }
@@ -114,7 +114,7 @@ func (r *Runtime) retireLocked() {
 	}
 	r.closed = true
 	if r.gate != nil {
-		r.t.dropped = r.t.dropped.plus(r.gate.Counts())
+		r.t.dropped = r.t.dropped.Plus(r.gate.Counts().Dropped)
 	}
 }
 

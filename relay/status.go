@@ -26,7 +26,7 @@ type Status struct {
 	Diagnostics []Diagnostic
 	// Dropped counts reports not delivered, per reason, over all of the
 	// thread's generations.
-	Dropped Dropped
+	Dropped diag.Dropped
 	// Redacted counts the secrets redacted from the thread's delivered
 	// reports, message and source alike, by rule id, over all of its
 	// generations; nil if none.
@@ -67,20 +67,3 @@ type Diagnostic struct {
 // Recipient is the thread whose mailbox gets this thread's reports: its
 // parent, or for an independent root its owner.
 func (s Status) Recipient() string { return Recipient(s.Parent, s.Owner) }
-
-// Dropped counts silent drops per reason: duplicate, rate, cap, invalid.
-type Dropped struct {
-	Duplicate int
-	Rate      int
-	Cap       int
-	Invalid   int
-}
-
-// plus adds a gate's drop counts to d.
-func (d Dropped) plus(c diag.Counts) Dropped {
-	d.Duplicate += int(c.Duplicate)
-	d.Rate += int(c.Rate)
-	d.Cap += int(c.Cap)
-	d.Invalid += int(c.Invalid)
-	return d
-}

@@ -270,15 +270,6 @@ func (c *cleaner[T]) replacement() {
 	}
 }
 
-// flushPending resolves pending joiners and writes a pending space, before
-// a kept character with properties next.
-func (c *cleaner[T]) flushPending(next props) bool {
-	if c.runN > 0 && !c.endRun(next, true) {
-		return false
-	}
-	return !c.space || c.writeSpace()
-}
-
 // spaceChar handles a whitespace character at input offset at (-1 unless it
 // is a single ' ' byte): spaces collapse, and leading and trailing ones go.
 func (c *cleaner[T]) spaceChar(at int) {

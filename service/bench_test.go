@@ -2,14 +2,18 @@ package service_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -94,16 +98,45 @@ func benchFlood(b *testing.B, conns int) {
 // from 1, 8 and 64 children at once: group commit batches their fsyncs.
 // The clock moves 2 s per reading so the window never binds; each child
 // has enough runtimes of its own that the cap does not either.
+//
+// parents is how many recipients the reports go to: with parents=1 every
+// runtime is a child of /root, with parents=N child i's runtimes are
+// children of /root/c<i>. dir=tmpfs keeps the mailbox in /dev/shm (no
+// disk at all), the ceiling the disk's rate is compared with. disk=probe
+// is the disk's own rate in the same run (testutil.DiskProbe): quote
+// posts/s as ratios to it and to each other. writeB/post is what this
+// process had written to storage per report (/proc/self/io).
 func BenchmarkSocketAdmittedDurable(b *testing.B) {
-	for _, children := range []int{1, 8, 64} {
-		b.Run(fmt.Sprintf("children=%d", children), func(b *testing.B) { benchDurable(b, children) })
+	b.Run("disk=probe", func(b *testing.B) { testutil.DiskProbe(b, b.TempDir()) })
+	for _, c := range []struct{ children, parents int }{{1, 1}, {8, 8}, {64, 1}, {64, 64}} {
+		for _, dir := range []string{"disk", "tmpfs"} {
+			if dir == "tmpfs" && c.children != 64 {
+				continue
+			}
+			b.Run(fmt.Sprintf("children=%d/parents=%d/dir=%s", c.children, c.parents, dir), func(b *testing.B) {
+				benchDurable(b, c.children, c.parents, dataDir(b, dir))
+			})
+		}
 	}
 }
 
-func benchDurable(b *testing.B, children int) {
+// dataDir is a fresh directory on the disk (t.TempDir) or on tmpfs
+// (/dev/shm; skipped where there is none).
+func dataDir(b *testing.B, kind string) string {
+	if kind == "disk" {
+		return b.TempDir()
+	}
+	d, err := os.MkdirTemp("/dev/shm", "diagrelay-bench")
+	if err != nil {
+		b.Skip("no tmpfs at /dev/shm:", err)
+	}
+	b.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func benchDurable(b *testing.B, children, parents int, dir string) {
 	var tick atomic.Int64
 	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
-	dir := b.TempDir()
 	store, err := mailbox.Open(filepath.Join(dir, "mailbox.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -126,13 +159,18 @@ func benchDurable(b *testing.B, children int) {
 		// connection to the next one (same pipelined stream).
 		for j := range per {
 			if j%20 == 0 {
-				tok := e.open(fmt.Sprintf("/root/c%d/g%d", i, j/20))
+				path := fmt.Sprintf("/root/c%d-g%d", i, j/20)
+				if parents > 1 {
+					path = fmt.Sprintf("/root/c%d/g%d", i%parents, j/20)
+				}
+				tok := e.open(path)
 				cs[i].frames = append(cs[i].frames, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok))
 			}
 			cs[i].frames = append(cs[i].frames, reportFrame(j+1, fmt.Sprintf("child %d report %d", i, j)))
 		}
 	}
 	before := store.Stats()
+	wrote, _ := testutil.WriteBytes()
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -153,4 +191,152 @@ func benchDurable(b *testing.B, children int) {
 	}
 	b.ReportMetric(float64(posts)/elapsed.Seconds(), "posts/s")
 	b.ReportMetric(float64(posts)/float64(after.Commits-before.Commits), "posts/commit")
+	if n, ok := testutil.WriteBytes(); ok {
+		b.ReportMetric(float64(n-wrote)/float64(posts), "writeB/post")
+	}
+}
+
+// BenchmarkSocketDurableLatency is the round trip of an admitted, so
+// durable, report when 8 children each send one report and wait for its
+// reply before the next (no pipelining: each child's wait is one commit
+// shared with the others'), every report to a fresh runtime of its own
+// parent. It reports the p50 and p99 of the round trips (ms), with the
+// disk's own rate in the same run (disk=probe).
+func BenchmarkSocketDurableLatency(b *testing.B) {
+	b.Run("disk=probe", func(b *testing.B) { testutil.DiskProbe(b, b.TempDir()) })
+	b.Run("children=8", func(b *testing.B) {
+		const children = 8
+		var tick atomic.Int64
+		now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
+		store, err := mailbox.Open(filepath.Join(b.TempDir(), "mailbox.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := startWith(b, relay.ModeRPC, store, now)
+		per := max(b.N/children, 40) // at least 320 round trips for a p99
+		rtts := make([][]time.Duration, children)
+		conns := make([]net.Conn, children)
+		for i := range conns {
+			c, err := net.Dial("unix", e.socket)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			conns[i] = c
+		}
+		// One runtime per 20 reports, opened before the timing.
+		tokens := make([][]string, children)
+		for i := range tokens {
+			for g := range (per + 19) / 20 {
+				tokens[i] = append(tokens[i], e.open(fmt.Sprintf("/root/l%d/g%d", i, g)))
+			}
+		}
+		b.ResetTimer()
+		var wg sync.WaitGroup
+		for i, c := range conns {
+			wg.Go(func() {
+				r := bufio.NewReader(c)
+				for j := range per {
+					if j%20 == 0 {
+						fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tokens[i][j/20])
+						if _, err := r.ReadSlice('\n'); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+					begin := time.Now()
+					c.Write(reportFrame(j+1, fmt.Sprintf("latency %d report %d", i, j)))
+					line, err := r.ReadSlice('\n')
+					rtts[i] = append(rtts[i], time.Since(begin))
+					if err != nil || !bytes.Contains(line, []byte(`"result":{}`)) {
+						b.Errorf("report: %q %v", line, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		b.StopTimer()
+		all := slices.Concat(rtts...)
+		slices.Sort(all)
+		ms := func(q float64) float64 { return float64(all[int(q*float64(len(all)-1))]) / 1e6 }
+		b.ReportMetric(0, "ns/op")
+		b.ReportMetric(ms(0.50), "p50-ms")
+		b.ReportMetric(ms(0.99), "p99-ms")
+		b.ReportMetric(float64(len(all)), "reports")
+	})
+}
+
+// BenchmarkSocketDurableParentsPaired measures what
+// BenchmarkSocketAdmittedDurable/children=64 does with 1 and with 64
+// parents, but both in each benchmark run, on one server and one mailbox
+// file: 64 children send pipelined admitted reports in rounds (20 each,
+// every child on a fresh runtime per round), the rounds alternating
+// between runtimes under one parent (/root) and under 64 parents, which
+// one comes first alternating too, so that the drifting load of a shared
+// machine falls on both alike. It reports the posts/s of each, their
+// ratio (64/1) and the bytes written to storage per report of each.
+func BenchmarkSocketDurableParentsPaired(b *testing.B) {
+	const children, per = 64, 20 // per: diag.MaxPerGeneration, so one runtime a round
+	var tick atomic.Int64
+	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
+	store, err := mailbox.Open(filepath.Join(b.TempDir(), "mailbox.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := startWith(b, relay.ModeRPC, store, now)
+	conns := make([]net.Conn, children)
+	for i := range conns {
+		c, err := net.Dial("unix", e.socket)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	var took [2]time.Duration // [0] one parent, [1] 64 parents
+	var wrote [2]int64
+	var posts [2]uint64
+	rounds := 0
+	round := func(mode int) {
+		frames := make([][][]byte, children)
+		for i := range frames {
+			path := fmt.Sprintf("/root/c%d-r%d", i, rounds)
+			if mode == 1 {
+				path = fmt.Sprintf("/root/c%d/r%d", i, rounds)
+			}
+			tok := e.open(path)
+			frames[i] = append(frames[i], fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok))
+			for j := range per {
+				frames[i] = append(frames[i], reportFrame(j+1, fmt.Sprintf("round %d child %d report %d", rounds, i, j)))
+			}
+		}
+		before := store.Stats().Posts
+		w0, _ := testutil.WriteBytes()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i, c := range conns {
+			wg.Go(func() { pump(b, c, frames[i]) })
+		}
+		wg.Wait()
+		took[mode] += time.Since(start)
+		w1, _ := testutil.WriteBytes()
+		wrote[mode] += w1 - w0
+		posts[mode] += store.Stats().Posts - before
+	}
+	for b.Loop() {
+		round(rounds % 2)
+		round(1 - rounds%2)
+		rounds++
+	}
+	if want := uint64(rounds * children * per); posts[0] != want || posts[1] != want {
+		b.Fatalf("posts %v, want %d each", posts, want)
+	}
+	rate := func(m int) float64 { return float64(posts[m]) / took[m].Seconds() }
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(rate(0), "posts/s-1parent")
+	b.ReportMetric(rate(1), "posts/s-64parents")
+	b.ReportMetric(rate(1)/rate(0), "64/1")
+	b.ReportMetric(float64(wrote[0])/float64(posts[0]), "writeB/post-1parent")
+	b.ReportMetric(float64(wrote[1])/float64(posts[1]), "writeB/post-64parents")
 }

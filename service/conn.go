@@ -14,23 +14,68 @@ import (
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
-// roles of a connection.
+// connState is where a connection is in its life, as net/http's
+// ConnState lists a server connection's. A connection has two goroutines:
+// the loop goroutine (Server.serve, then conn.loop) reads and handles its
+// frames in order, and the writer goroutine (conn.writer) writes what is
+// queued. Each state says who enters it.
+//
+// The first four are conn.state, one atomic value: the loop reads it
+// before every request.
+//
+//	statePending → stateHost | stateChild   (the loop: a good session.hello)
+//	stateHost ⇄ stateChild                  (the loop: another hello)
+//	stateChild → stateRevoked               (the revoking goroutine)
+//
+// The three ending states may follow any of those; each is a channel,
+// closed once, so that waiters select on it: stateGone (conn.gone),
+// stateDraining (conn.stop) and stateClosed (conn.written). A connection
+// ends Draining then Closed; Gone may come before, in between or never.
+type connState int32
+
 const (
-	roleNone int32 = iota
-	roleHost
-	roleChild
+	// statePending is a socket peer from accept until a good
+	// session.hello: at most Config.MaxPending of them, each killed at
+	// Config.HelloTimeout. Entered in newConn (Serve's accept goroutine).
+	statePending connState = iota
+	// stateHost may call the host methods: the stdio peer from newConn
+	// (ServeHost's goroutine), or a socket peer after a hello with the host
+	// token (the loop).
+	stateHost
+	// stateChild is bound to one runtime generation by a child token
+	// (conn.child): entered by the loop on such a hello.
+	stateChild
+	// stateRevoked is a child whose token was revoked (its runtime was
+	// reopened or closed): the request in flight finishes, a paced wait
+	// ends (conn.unpause), and the loop reads no other frame. Entered by
+	// whoever revokes (conn.revoke, from a host's loop in runtime.open or
+	// runtime.close); it is final, a later hello cannot leave it.
+	stateRevoked
+	// stateGone is a peer disconnected now (conn.kill): its blocked reads
+	// and writes fail. Entered by Serve's accept goroutine (evicting the
+	// oldest pending peer), the hello timer, or whoever queues a reply
+	// over Config.MaxUnsent.
+	stateGone
+	// stateDraining: the loop has ended (input ended, revoked, gone or
+	// Shutdown) or Shutdown has nothing in flight; the writer writes what
+	// is queued, then ends (conn.finish, from the loop's deferred exit or
+	// Shutdown).
+	stateDraining
+	// stateClosed: the writer has ended (conn.written, closed by the
+	// writer goroutine); the loop goroutine returns once it sees it.
+	stateClosed
 )
 
-// conn is one peer. Its frames are read and handled in order by one
-// goroutine; a second one writes, so that a notification for a host that
-// is slow to read never blocks the child whose report raised it.
+// conn is one peer (see connState for its life). A second goroutine
+// writes, so that a notification for a host that is slow to read never
+// blocks the child whose report raised it.
 type conn struct {
 	s         *Server
 	fr        *frameReader
 	nc        net.Conn // nil for the stdio host
 	fixedHost bool
-	role      atomic.Int32
-	child     *binding // set by session.hello with a child token; loop goroutine only
+	state     atomic.Int32 // a connState up to stateRevoked; see its doc
+	child     *binding     // set by session.hello with a child token; loop goroutine only
 
 	pendingAt *list.Element // in Server.pending until hello; guarded by Server.mu
 
@@ -42,14 +87,13 @@ type conn struct {
 	unsent   int           // bytes in queue or being written; guarded by qmu
 	wake     chan struct{} // (1) something was queued
 	room     chan struct{} // (1) the writer took the queue
-	stop     chan struct{} // closed by finish: write what is queued, then end
+	stop     chan struct{} // stateDraining: closed by finish
 	stopOnce sync.Once
-	gone     chan struct{} // closed by kill: the peer is disconnected
+	gone     chan struct{} // stateGone: closed by kill
 	goneOnce sync.Once
-	revoked  atomic.Bool   // its token was revoked: end after the request in flight
 	unpause  chan struct{} // closed by revoke: a paced connection stops waiting
 	pause    time.Duration // wait this long before the next frame; loop goroutine only
-	written  chan struct{} // closed when the writer has ended
+	written  chan struct{} // stateClosed: closed when the writer has ended
 }
 
 func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
@@ -57,10 +101,59 @@ func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
 		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
 	if host {
-		c.role.Store(roleHost)
+		c.state.Store(int32(stateHost))
 	}
 	return c
 }
+
+// State returns the connection's state: the latest ending state entered
+// (Closed, Draining, Gone, in that order of precedence), else the one of
+// conn.state.
+func (c *conn) State() connState {
+	switch {
+	case isClosed(c.written):
+		return stateClosed
+	case isClosed(c.stop):
+		return stateDraining
+	case isClosed(c.gone):
+		return stateGone
+	}
+	return c.auth()
+}
+
+// auth is the state of conn.state alone, pending to revoked: who the peer
+// is, for the methods it may call and the notifications it gets.
+func (c *conn) auth() connState { return connState(c.state.Load()) }
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// authenticate enters stateHost or stateChild after a good hello, unless
+// the connection was revoked meanwhile: that is final.
+func (c *conn) authenticate(st connState) {
+	for {
+		old := c.state.Load()
+		if connState(old) == stateRevoked || c.state.CompareAndSwap(old, int32(st)) {
+			return
+		}
+	}
+}
+
+// isChild reports whether the peer is a child: bound by a child token,
+// revoked or not.
+func (c *conn) isChild() bool {
+	st := c.auth()
+	return st == stateChild || st == stateRevoked
+}
+
+// revoked reports whether the connection's token was revoked.
+func (c *conn) revoked() bool { return c.auth() == stateRevoked }
 
 // serve runs c until its input ends, it is killed or revoked, or Shutdown.
 func (s *Server) serve(c *conn, w io.Writer) error {
@@ -91,7 +184,7 @@ func (c *conn) kill() {
 // revoke ends the connection after the request in flight: a blocked read
 // is woken, and the loop stops before reading another frame.
 func (c *conn) revoke() {
-	if c.revoked.Swap(true) {
+	if connState(c.state.Swap(int32(stateRevoked))) == stateRevoked {
 		return
 	}
 	c.s.stats.revokedClosed.Add(1)
@@ -168,7 +261,7 @@ func (c *conn) writer(w io.Writer) {
 
 func (c *conn) loop() error {
 	for {
-		if c.revoked.Load() || c.isGone() {
+		if c.revoked() || c.isGone() {
 			return nil
 		}
 		frame, err := c.fr.next()
@@ -177,7 +270,7 @@ func (c *conn) loop() error {
 			continue
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) || c.isShutting() || c.revoked.Load() || c.isGone() {
+			if errors.Is(err, io.EOF) || c.isShutting() || c.revoked() || c.isGone() {
 				return nil
 			}
 			return err
@@ -228,14 +321,7 @@ func (c *conn) wait(d time.Duration) {
 	}
 }
 
-func (c *conn) isGone() bool {
-	select {
-	case <-c.gone:
-		return true
-	default:
-		return false
-	}
-}
+func (c *conn) isGone() bool { return isClosed(c.gone) }
 
 func (c *conn) isShutting() bool {
 	c.s.mu.Lock()

@@ -70,6 +70,27 @@
 // concurrent posts sharing commits). The wait for the commit holds no
 // scheduler slot, so group commit batches every child's posts.
 //
+// # Locks
+//
+// A connection's loop holds one of the scheduler's slots (a semaphore)
+// while it handles a frame, and takes it before any lock; a report gives
+// it back while the relay and the mailbox work. Under a slot the lock
+// order is:
+//
+//  1. Server.openMu (runtime.open and runtime.close), then any of: the
+//     relay's locks (relay's package doc gives their order), the token
+//     table's mu, or the event hub's mu and then one subscriber's mu.
+//  2. Every other lock is a leaf, held for a few field updates and
+//     never while taking another: Server.mu (connections, pending peers,
+//     requests in flight), a conn's mu (its hello timer) and qmu (its
+//     write queue), and the log limiter's.
+//
+// No lock is held while a frame is written or while the relay calls a
+// sink (the mailbox, hostNotifier, the event hub as relay.Observer), and
+// none but openMu while a relay.Manager or Runtime method runs. A
+// connection's states, and which goroutine enters each, are listed at
+// connState in conn.go.
+//
 // # Shutdown
 //
 // Shutdown stops accepting connections and requests, interrupts blocked

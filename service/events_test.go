@@ -218,13 +218,8 @@ func TestSubscriberThatDoesNotRead(t *testing.T) {
 
 	// The pacing of dropped reports (200 a second) may carry a flood past
 	// the 10 s window, when 5 more get through: count what was delivered.
-	var list struct {
-		Threads []struct {
-			Path        string
-			Diagnostics int
-		}
-	}
-	e.host.mustCallInto("thread.list", nil, &list)
+	var list wire.Threads
+	e.host.mustCallInto(wire.MethodThreadList, nil, &list)
 	delivered := 0
 	for _, th := range list.Threads {
 		if strings.HasPrefix(th.Path, "/root/f") {

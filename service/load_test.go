@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/service"
 )
 
 // 200 child connections report at once over the real socket into the real
@@ -146,7 +149,11 @@ func TestShutdownWritesQueuedReplies(t *testing.T) {
 // A peer that never reads its replies cannot hold Shutdown past its
 // deadline, and the manager is closed either way.
 func TestShutdownWithAPeerThatDoesNotRead(t *testing.T) {
-	e := start(t, relay.ModeRPC)
+	// MaxUnsent above all the replies asked for: the peer is not
+	// disconnected as slow before Shutdown.
+	const filled = 1 << 20
+	e := startConfig(t, service.Config{Mode: relay.ModeRPC, Mailbox: mailbox.NewMemory(), HelloTimeout: 2 * time.Second,
+		MaxUnsent: 64 << 20}, nil)
 	c, err := net.Dial("unix", e.socket)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +169,13 @@ func TestShutdownWithAPeerThatDoesNotRead(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(200 * time.Millisecond) // let the queue fill
+	// Wait until replies the socket cannot take are queued: past any
+	// kernel buffer, so the writer is stuck on the peer.
+	for deadline := time.Now().Add(10 * time.Second); e.srv.MaxUnsentNow() < filled; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, %d bytes unsent, want %d", e.srv.MaxUnsentNow(), filled)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -175,26 +188,27 @@ func TestShutdownWithAPeerThatDoesNotRead(t *testing.T) {
 	}
 }
 
-// A socket peer that never says hello is disconnected after HelloTimeout.
+// A socket peer that never says hello is disconnected at HelloTimeout
+// from accept, whatever it sends, on the injected clock; one that says
+// hello in time keeps its connection past it.
 func TestHelloTimeout(t *testing.T) {
-	e := start(t, relay.ModeRPC)
-	c, err := net.Dial("unix", e.socket)
-	if err != nil {
-		t.Fatal(err)
+	clock := simclock.New(time.Unix(1e9, 0))
+	e := startConfig(t, service.Config{Mode: relay.ModeRPC, Mailbox: mailbox.NewMemory(), Now: clock.Now,
+		AfterFunc: clock.AfterFunc, HelloTimeout: 2 * time.Second}, nil)
+	silent := e.dial("")
+	// Its first reply means the deadline is set: Serve sets it before
+	// serving the connection.
+	wantError(t, silent.call("diagnostic.probe", nil), wire.CodeUnauthenticated, "session.hello")
+	hello := e.dial(e.open("/root/x"))
+	clock.Advance(2*time.Second - time.Millisecond)
+	wantError(t, silent.call("diagnostic.probe", nil), wire.CodeUnauthenticated, "session.hello")
+	clock.Advance(time.Millisecond)
+	waitClosed(t, silent)
+	if got := e.srv.Stats().HelloTimeouts; got != 1 {
+		t.Errorf("Stats.HelloTimeouts = %d, want 1", got)
 	}
-	defer c.Close()
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	start := time.Now()
-	if _, err := c.Read(make([]byte, 1)); err == nil {
-		t.Fatal("read data from a silent connection")
-	}
-	if d := time.Since(start); d < time.Second || d > 5*time.Second {
-		t.Fatalf("closed after %v, want about 2 s", d)
-	}
-	// A peer that says hello in time keeps its connection past the timeout.
-	p := e.dial(e.open("/root/x"))
-	time.Sleep(2500 * time.Millisecond)
-	p.mustCall("diagnostic.probe", nil)
+	clock.Advance(time.Minute)
+	hello.mustCall("diagnostic.probe", nil)
 }
 
 // Two hosts opening and closing the same path at once never leave the live

@@ -11,10 +11,10 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// method is one JSON-RPC method; role says who may call it, and nested
+// method is one JSON-RPC method; who says who may call it, and nested
 // which threads a child may name in a host method (nil: none; nested.go).
 type method struct {
-	role   int32 // roleHost, roleChild, or roleNone for anyone
+	who    connState // stateHost, stateChild, or statePending for anyone
 	nested *nestedScope
 	call   func(c *conn, params []byte) (any, *wire.Error)
 }
@@ -23,17 +23,17 @@ var methods map[string]method
 
 func init() {
 	methods = map[string]method{
-		wire.MethodHello:             {roleNone, nil, (*conn).hello},
-		wire.MethodRuntimeOpen:       {roleHost, belowOwnThread, (*conn).runtimeOpen},
-		wire.MethodRuntimeClose:      {roleHost, belowOwnThread, (*conn).runtimeClose},
-		wire.MethodThreadStatus:      {roleHost, belowOwnThread, (*conn).threadStatus},
-		wire.MethodMailboxRead:       {roleHost, ownMailbox, (*conn).mailboxRead},
-		wire.MethodMailboxAck:        {roleHost, ownMailbox, (*conn).mailboxAck},
-		wire.MethodCapabilitiesProbe: {roleHost, nil, (*conn).probe},
-		wire.MethodThreadList:        {roleHost, nil, (*conn).threadList},
-		wire.MethodEventsSubscribe:   {roleHost, nil, (*conn).eventsSubscribe},
-		wire.MethodDiagnosticProbe:   {roleChild, nil, (*conn).probe},
-		wire.MethodDiagnosticReport:  {roleChild, nil, (*conn).report},
+		wire.MethodHello:             {statePending, nil, (*conn).hello},
+		wire.MethodRuntimeOpen:       {stateHost, belowOwnThread, (*conn).runtimeOpen},
+		wire.MethodRuntimeClose:      {stateHost, belowOwnThread, (*conn).runtimeClose},
+		wire.MethodThreadStatus:      {stateHost, belowOwnThread, (*conn).threadStatus},
+		wire.MethodMailboxRead:       {stateHost, ownMailbox, (*conn).mailboxRead},
+		wire.MethodMailboxAck:        {stateHost, ownMailbox, (*conn).mailboxAck},
+		wire.MethodCapabilitiesProbe: {stateHost, nil, (*conn).probe},
+		wire.MethodThreadList:        {stateHost, nil, (*conn).threadList},
+		wire.MethodEventsSubscribe:   {stateHost, nil, (*conn).eventsSubscribe},
+		wire.MethodDiagnosticProbe:   {stateChild, nil, (*conn).probe},
+		wire.MethodDiagnosticReport:  {stateChild, nil, (*conn).report},
 	}
 }
 
@@ -42,20 +42,20 @@ func (c *conn) dispatch(req *request) (any, *wire.Error) {
 	if !ok {
 		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %s not found", clipName(req.Method))
 	}
-	if m.role != roleNone {
-		role := c.role.Load()
+	if m.who != statePending {
+		st, child := c.auth(), c.isChild()
 		switch {
-		case role == roleNone:
+		case st == statePending:
 			return nil, wire.Errorf(wire.CodeUnauthenticated, "%s: send session.hello with a token first", req.Method)
-		case role == roleChild && m.role == roleHost && m.nested == nil:
+		case child && m.who == stateHost && m.nested == nil:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a host method; this connection is a child's", req.Method)
-		case role == roleHost && m.role == roleChild:
+		case st == stateHost && m.who == stateChild:
 			return nil, wire.Errorf(wire.CodeForbidden, "%s is a child method; this connection is the host's", req.Method)
 		}
-		if role == roleChild && c.child.revoked.Load() {
+		if child && (st == stateRevoked || c.child.revoked.Load()) {
 			return nil, wire.Errorf(wire.CodeRevoked, "%s: token revoked: runtime %s was reopened or closed", req.Method, c.child.path)
 		}
-		if role == roleChild && m.role == roleHost {
+		if child && m.who == stateHost {
 			if e := c.nestedAllowed(req.Method, m.nested, req.Params); e != nil {
 				return nil, e
 			}
@@ -98,7 +98,7 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 	}
 	if tok := c.s.cfg.HostToken; tok != "" && equalToken(token, tok) {
 		c.unbind()
-		c.role.Store(roleHost)
+		c.authenticate(stateHost)
 		c.s.authenticated(c)
 		return wire.HostHello{Role: wire.RoleHost}, nil
 	}
@@ -118,7 +118,7 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 		c.unbind()
 		c.child = b
 	}
-	c.role.Store(roleChild)
+	c.authenticate(stateChild)
 	c.s.authenticated(c)
 	return wire.ChildHello{Role: wire.RoleChild, Path: b.path, Generation: b.rt.Generation()}, nil
 }

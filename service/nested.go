@@ -77,7 +77,7 @@ func (s *Server) closeOpenedBy(b *binding) {
 // opener is the binding whose generation a runtime.open on c belongs to:
 // the child's, or nil for the host.
 func (c *conn) opener() *binding {
-	if c.role.Load() == roleChild {
+	if c.isChild() {
 		return c.child
 	}
 	return nil

@@ -18,7 +18,7 @@ func (h hostNotifier) Notify(n relay.Notification) error {
 	h.s.mu.Lock()
 	hosts := make([]*conn, 0, 1)
 	for c := range h.s.conns {
-		if c.role.Load() == roleHost {
+		if c.auth() == stateHost {
 			hosts = append(hosts, c)
 		}
 	}

@@ -32,10 +32,7 @@ const (
 // in one pass, without building a tree. Params are then decoded with its
 // Unmarshal, which matches names case-sensitively and refuses duplicates.
 
-var (
-	errDepth     = errors.New("nesting too deep")
-	errDuplicate = errors.New("duplicate member")
-)
+var errDepth = errors.New("nesting too deep")
 
 // scanner walks one frame's tokens.
 type scanner struct {

@@ -29,10 +29,6 @@ func wireReason(v diag.Verdict) string {
 	return "unknown"
 }
 
-func wireDropped(d relay.Dropped) wire.Dropped {
-	return wire.Dropped{Duplicate: d.Duplicate, Rate: d.Rate, Cap: d.Cap, Invalid: d.Invalid}
-}
-
 // wireRedacted is never nil: the member reads {} when nothing was redacted.
 func wireRedacted(r relay.Redacted) wire.Redacted {
 	if r == nil {
@@ -45,7 +41,7 @@ func wireThreads(ts []relay.ThreadSummary) wire.Threads {
 	r := wire.Threads{Threads: make([]wire.ThreadInfo, len(ts))}
 	for i, t := range ts {
 		r.Threads[i] = wire.ThreadInfo{Path: t.Path, Parent: t.Parent, Owner: t.Owner, Open: t.Open,
-			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: wireDropped(t.Dropped),
+			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: t.Dropped,
 			Redacted: wireRedacted(t.Redacted)}
 	}
 	return r
@@ -55,7 +51,7 @@ func wireStatus(s relay.Status) wire.Status {
 	r := wire.Status{
 		Path: s.Path, Parent: s.Parent, Owner: s.Owner, Open: s.Open, Generation: s.Generation,
 		Diagnostics: make([]wire.Diagnostic, len(s.Diagnostics)),
-		Dropped:     wireDropped(s.Dropped),
+		Dropped:     s.Dropped,
 		Redacted:    wireRedacted(s.Redacted),
 	}
 	for i, d := range s.Diagnostics {

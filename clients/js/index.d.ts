@@ -121,7 +121,7 @@ export declare function connectChild(options?: ChildOptions): Promise<Child>;
 export type Mode = "tui" | "rpc" | "print";
 
 export interface HostOptions {
-  /** The data directory (mailbox.db, host.token); default the service's. */
+  /** The data directory (mailbox.db, host.token); with neither data nor socket, a private one, removed when the service exits. */
   data?: string;
   /** The Unix socket for children; default `<data>/diagrelay.sock`. Keep it under 108 bytes. */
   socket?: string;

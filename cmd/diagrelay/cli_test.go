@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+
+	"github.com/diagrelay/diagrelay/internal/cli"
 )
 
 // help and help CMD print on stdout and exit 0; the list is the ordered
 // command list, each with its usage line.
 func TestHelp(t *testing.T) {
+	commands := newRoot().Link().Commands
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
 		out, errOut, code := runCmd(t, args...)
 		if code != 0 || errOut != "" {
@@ -19,17 +22,23 @@ func TestHelp(t *testing.T) {
 		}
 		last := -1
 		for _, c := range commands {
-			i := strings.Index(out, "\tdiagrelay "+c.help.Usage+"\n")
-			if i < 0 || i < last {
-				t.Errorf("%v: %s's usage line missing or out of order:\n%s", args, c.name, out)
+			listed := []*cli.Command{c}
+			if c.Run == nil { // a group: its subcommands are listed
+				listed = c.Commands
 			}
-			last = i
+			for _, l := range listed {
+				i := strings.Index(out, "\t"+l.UsageLine()+"\n")
+				if i < 0 || i < last {
+					t.Errorf("%v: %s's usage line missing or out of order:\n%s", args, l.Path(), out)
+				}
+				last = i
+			}
 		}
 	}
 	for _, c := range commands {
-		out, errOut, code := runCmd(t, "help", c.name)
-		if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: diagrelay "+c.name) {
-			t.Errorf("help %s: exit %d, stdout %.60q, stderr %q", c.name, code, out, errOut)
+		out, errOut, code := runCmd(t, "help", c.Name)
+		if code != 0 || errOut != "" || !strings.HasPrefix(out, "usage: diagrelay "+c.Name) {
+			t.Errorf("help %s: exit %d, stdout %.60q, stderr %q", c.Name, code, out, errOut)
 		}
 	}
 	if _, errOut, code := runCmd(t, "help", "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
@@ -40,33 +49,54 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// help X prints X's help without running X: "help serve" with a data
+// directory it could not create would fail if serve ran.
+func TestHelpDoesNotRun(t *testing.T) {
+	r := runDiagrelay(t, []string{"XDG_STATE_HOME=/proc/nope", "XDG_RUNTIME_DIR=/proc/nope"}, "", "help", "serve")
+	if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "Flags:") {
+		t.Errorf("help serve: %v", r)
+	}
+}
+
 // Every command's -h exits 0 with its usage.
 func TestEveryDashHExitsZero(t *testing.T) {
-	for _, c := range commands {
-		_, errOut, code := runCmd(t, c.name, "-h")
-		if code != 0 || !strings.Contains(errOut, "usage: diagrelay "+c.name) {
-			t.Errorf("%s -h: exit %d, stderr %q", c.name, code, errOut)
+	for _, c := range newRoot().Commands {
+		_, errOut, code := runCmd(t, c.Name, "-h")
+		if code != 0 || !strings.Contains(errOut, "usage: diagrelay "+c.Name) {
+			t.Errorf("%s -h: exit %d, stderr %q", c.Name, code, errOut)
 		}
 	}
 }
 
-// The child commands' help names their environment and exit codes.
-func TestChildHelpNamesEnvironmentAndExitCodes(t *testing.T) {
-	for _, name := range []string{"report", "probe"} {
-		out, _, _ := runCmd(t, "help", name)
-		for _, want := range []string{envSocket, envToken, "Exit codes:", "0  ", "1  ", "2  usage error"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("help %s lacks %q:\n%s", name, want, out)
-			}
+// A usage error is one line saying what is wrong, and a pointer to the
+// help: never the whole usage, and checked before any connection (there is
+// no serve here, so a connection would fail with exit 1).
+func TestUsageErrorsAreOneLine(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		has  string
+	}{
+		{[]string{"report", "hi"}, "--level is required: give --level info, warning or error"},
+		{[]string{"report", "--level", "WARN", "hi"}, `invalid value "WARN" for flag -level: want info, warning or error`},
+		{[]string{"report", "--level", "info"}, "missing MESSAGE"},
+		{[]string{"probe", "--min", "latest"}, "latest"},
+		{[]string{"serve", "--mode", "gui"}, "want tui, rpc or print"},
+		{[]string{"watch", "--plain", "--json"}, "not both"},
+		{[]string{"mailbox"}, "give a subcommand: check"},
+		{[]string{"mailbox", "repair"}, `unknown subcommand "repair" (there is: check)`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+	} {
+		r := runDiagrelay(t, []string{envSocket + "=/nonexistent/s", envToken + "=x"}, "", tt.args...)
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if r.code != 2 || r.stdout != "" || len(lines) != 2 || !strings.Contains(lines[0], tt.has) ||
+			!strings.HasPrefix(lines[1], "Run 'diagrelay help") {
+			t.Errorf("%q: %v; want exit 2, one line with %q, then the pointer to help", tt.args, r, tt.has)
 		}
-	}
-	if out, _, _ := runCmd(t, "help", "serve"); !strings.Contains(out, "XDG_RUNTIME_DIR") || !strings.Contains(out, "Exit codes:") {
-		t.Errorf("help serve:\n%s", out)
 	}
 }
 
 func TestVersionFlag(t *testing.T) {
-	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"-v"}, {"version"}} {
 		out, errOut, code := runCmd(t, args...)
 		if code != 0 || out != "diagrelay 1.1.0 (protocol 1)\n" || errOut != "" {
 			t.Errorf("%v: exit %d, %q, %q", args, code, out, errOut)

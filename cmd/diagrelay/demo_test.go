@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/demo"
 )
 
@@ -140,7 +141,7 @@ func TestDemoIsDeterministic(t *testing.T) {
 
 type wantThread struct {
 	delivered  int
-	dropped    demo.Dropped
+	dropped    diag.Dropped
 	generation uint64
 	open       bool
 	kept       int
@@ -158,11 +159,11 @@ var wantThreads = map[string]wantThread{
 	// of delivered steps are duplicates (2 x 4); 3 rate drops at 1, 11, 21 s
 	// plus one at 10.999 s; 3 at 31 s and all 10 at 41 s hit the cap;
 	// generation 2 delivers 3 more, and the status keeps the newest 20.
-	"/root/noisy": {delivered: 23, dropped: demo.Dropped{Duplicate: 8, Rate: 10, Cap: 13},
+	"/root/noisy": {delivered: 23, dropped: diag.Dropped{Duplicate: 8, Rate: 10, Cap: 13},
 		generation: 2, open: true, kept: 20, to: "/root"},
 	// 11 reports, in waves the window allows; one is the same as another
 	// once sanitized; 10 payloads are malformed.
-	"/root/hostile": {delivered: 11, dropped: demo.Dropped{Duplicate: 1, Invalid: 10},
+	"/root/hostile": {delivered: 11, dropped: diag.Dropped{Duplicate: 1, Invalid: 10},
 		generation: 1, open: true, kept: 11, to: "/root"},
 	// One report with a token in it, redacted.
 	"/root/leaky": {delivered: 1, generation: 1, open: true, kept: 1, to: "/root"},
@@ -379,7 +380,7 @@ func TestDemoUsage(t *testing.T) {
 		{"demo", "--nope"}, {"demo", "extra"}, {"demo", "--mode", "bogus"}, {"demo", "--mode"},
 	} {
 		out, errOut, code := runCmd(t, args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, "usage: diagrelay demo") {
+		if code != 2 || out != "" || !strings.Contains(errOut, "Run 'diagrelay help demo' for usage.") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing, usage", args, code, out, errOut)
 		}
 	}

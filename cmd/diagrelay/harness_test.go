@@ -123,7 +123,6 @@ func startServer(t testing.TB, data, socket string, extra ...string) *server {
 		stdin: s.Stdin, stdout: s.Stdout, stderr: s.Stderr}
 }
 
-func (s *server) hasExited() bool                { return s.Exited() }
 func (s *server) wait() (int, syscall.Signal)    { s.t.Helper(); return s.Wait() }
 func (s *server) stop(sig syscall.Signal)        { s.t.Helper(); s.Stop(sig) }
 func (s *server) kill()                          { s.Kill() }

@@ -71,7 +71,7 @@ func TestMailboxCheckCommand(t *testing.T) {
 		code int
 		has  string
 	}{
-		{[]string{"mailbox"}, 2, "usage: diagrelay mailbox check"},
+		{[]string{"mailbox"}, 2, "give a subcommand: check"},
 		{[]string{"mailbox", "repair"}, 2, "usage"},
 		{[]string{"mailbox", "check", "now"}, 2, `unexpected argument "now"`},
 		{[]string{"mailbox", "check", "--dta", data}, 2, "dta"},

@@ -66,7 +66,7 @@ func TestSanitizeCommandUsageErrors(t *testing.T) {
 		{"-z", "--", "x"},
 	} {
 		code, out, errs := runSanitizeCmd(t, "text\n", args...)
-		if code != 2 || out != "" || !strings.Contains(errs, "usage: diagrelay sanitize") {
+		if code != 2 || out != "" || !strings.Contains(errs, "Run 'diagrelay help sanitize' for usage.") {
 			t.Errorf("sanitize %q: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", args, code, out, errs)
 		}
 	}
@@ -217,7 +217,7 @@ func TestSanitizeCommandMaxIntLimit(t *testing.T) {
 			t.Errorf("sanitize --limit %s: exit %d, stdout %.40q, stderr %q; want 0 and the unlimited output", limit, code, out, errs)
 		}
 	}
-	if code, _, errs := runSanitizeCmd(t, in, "--limit", "9223372036854775808"); code != 2 || !strings.Contains(errs, "usage:") {
+	if code, _, errs := runSanitizeCmd(t, in, "--limit", "9223372036854775808"); code != 2 || !strings.Contains(errs, "value out of range") {
 		t.Errorf("sanitize --limit 2^63: exit %d, stderr %q; want a usage error", code, errs)
 	}
 }

@@ -63,7 +63,7 @@ func TestServeLogFormatAndConnLimit(t *testing.T) {
 // serve redacts by default; --redact=off warns at start and passes the
 // token; a bad value is a usage error. The real binary, a real report.
 func TestServeRedactFlag(t *testing.T) {
-	wantExit(t, "--redact maybe", runDiagrelay(t, nil, "", "serve", "--stdio", "--redact", "maybe"), 2, "--redact")
+	wantExit(t, "--redact maybe", runDiagrelay(t, nil, "", "serve", "--stdio", "--redact", "maybe"), 2, "-redact: want on or off")
 	tok := "ghp_" + strings.Repeat("Q2xM9zR4pW", 3) + "7vK3nT"
 	for _, tt := range []struct {
 		flag string

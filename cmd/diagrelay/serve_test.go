@@ -123,8 +123,10 @@ func TestServeEndToEnd(t *testing.T) {
 	// The same report again is a duplicate: accepted (exit 0, the child is
 	// not told), counted, not delivered.
 	wantExit(t, "duplicate report", runDiagrelay(t, env, "", "report", "--level", "warning", "--source", "lint", "unused import red"), 0, "")
-	// An invalid level is the extension's bug: refused, exit 1.
-	wantExit(t, "report --level fatal", runDiagrelay(t, env, "", "report", "--level", "fatal", "boom"), 1, "-32602")
+	// An invalid level is refused before any connection: a usage error.
+	wantExit(t, "report --level fatal", runDiagrelay(t, env, "", "report", "--level", "fatal", "boom"), 2, "want info, warning or error")
+	// A message blank once sanitized is the service's to refuse: exit 1.
+	wantExit(t, "report of a blank message", runDiagrelay(t, env, "", "report", "--level", "info", "\x1b[0m \u200b"), 1, "-32602")
 	if err := s.host.callInto("thread.status", map[string]string{"path": "/root/scout"}, &st); err != nil {
 		t.Fatal(err)
 	}

@@ -55,8 +55,9 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 	for i := range random {
 		random[i] = byte(rnd.Uint32())
 	}
-	// Keys out of order: message 2's key turned into 99 wherever it stands
-	// before a version 2 record (a leaf holds a key, then its value), so
+	// Keys out of order: message 2's key (its id, then its recipient,
+	// docs/mailbox.md) turned into 99 wherever it stands before a version
+	// 2 record (a leaf holds a key, then its value), so
 	// that the keys read 1, 99, 3. Every page, key and value still reads;
 	// only bbolt's consistency check sees it. (It checks the order only in
 	// a bucket with pages of its own: a bucket of a few messages is stored
@@ -65,7 +66,7 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 	for i := range long {
 		long[i] = fmt.Sprintf("message %d %s", i+1, strings.Repeat("x", 500))
 	}
-	key := func(id byte) []byte { return []byte{0, 0, 0, 0, 0, 0, 0, id, 2} }
+	key := func(id byte) []byte { return append([]byte{0, 0, 0, 0, 0, 0, 0, id}, "/root\x02"...) }
 	many, err := os.ReadFile(filepath.Join(mailboxWith(t, long...), datadir.MailboxFile))
 	if err != nil {
 		t.Fatal(err)

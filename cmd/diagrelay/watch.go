@@ -2,82 +2,71 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
-	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/internal/watch"
 )
 
-var watchHelp = help{
-	Usage: "watch [--socket PATH] [--data DIR] [--plain | --json]",
-	Short: "watch a running serve live: threads, diagnostics, notifications",
-	Long: `
+func watchCommand() *cli.Command {
+	c := &cli.Command{
+		Name:  "watch",
+		Usage: "[--socket PATH] [--data DIR] [--plain | --json]",
+		Short: "watch a running serve live: threads, diagnostics, notifications",
+		Long: `
 Connects to a running serve as the host, with the token in DIR/host.token.
 On a terminal it shows a full-screen view (up/down or j/k move, enter
 selects, l filters levels, q or Ctrl-C quits); otherwise, or with --plain,
 one readable line per event; with --json one JSON object per event (for jq).
 Every text shown is sanitized again before it reaches the terminal.`,
-	Env: []string{envRuntimeDir, envStateHome},
-	Exit: []string{
-		"0  the view was quit, or serve went away",
-		"1  could not connect, or failed while watching (the reason on stderr)",
-		"2  usage error",
-	},
+		Env: []string{envRuntimeDir, envStateHome},
+		Exit: []string{
+			"0  the view was quit, or serve went away",
+			"1  could not connect, or failed while watching (the reason on stderr)",
+			"2  usage error",
+		},
+	}
+	var h hostFlags
+	h.define(c)
+	plain := c.Flag.Bool("plain", false, "print one readable line per event instead of the full-screen view")
+	asJSON := c.Flag.Bool("json", false, "print one JSON object per event (for jq)")
+	c.Run = func(s *cli.IO, _ []string) error {
+		if *plain && *asJSON {
+			return cli.Usagef("give --plain or --json, not both")
+		}
+		socket, token, err := h.resolve()
+		if err != nil {
+			return err
+		}
+		wc, err := watch.Dial(socket, token)
+		if err != nil {
+			return h.dialError(socket, err)
+		}
+		defer wc.Close()
+		if *plain || *asJSON || !isTerminal(s.In, s.Out) {
+			err = watch.Follow(wc, &watch.Printer{W: s.Out, JSON: *asJSON})
+		} else {
+			err = watch.Screen(wc, socket, s.In, s.Out)
+		}
+		return watchError(err)
+	}
+	return c
 }
 
-func runWatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("watch", stderr, &watchHelp)
-	data := fs.String("data", datadir.Default(), "`dir`ectory of serve's host.token")
-	socket := fs.String("socket", "", "serve's Unix socket `path` (default $XDG_RUNTIME_DIR/diagrelay.sock, else DIR/diagrelay.sock)")
-	plain := fs.Bool("plain", false, "print one readable line per event instead of the full-screen view")
-	asJSON := fs.Bool("json", false, "print one JSON object per event (for jq)")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
+// watchError is the error of watch.Follow's or watch.Screen's: an output
+// failure ends with 1 and nothing said (there is nowhere to say it).
+func watchError(err error) error {
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "diagrelay watch: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	case *plain && *asJSON:
-		fmt.Fprintln(stderr, "diagrelay watch: give --plain or --json, not both")
-		return 2
+	case errors.Is(err, watch.ErrOutput):
+		return &cli.ExitError{Code: 1}
+	case errors.Is(err, tea.ErrInterrupted): // SIGINT: ended as asked
+		return &cli.ExitError{Code: 130}
 	}
-	if *socket == "" {
-		*socket = datadir.Socket(*data)
-	}
-	token, err := datadir.ReadHostToken(*data)
-	if err != nil {
-		fmt.Fprintf(stderr, "diagrelay watch: reading the host token: %v\n", err)
-		return 1
-	}
-	c, err := watch.Dial(*socket, token)
-	if err != nil {
-		fmt.Fprintf(stderr, "diagrelay watch: %s: %v\n", *socket, err)
-		return 1
-	}
-	defer c.Close()
-	if *plain || *asJSON || !isTerminal(stdin, stdout) {
-		err = watch.Follow(c, &watch.Printer{W: stdout, JSON: *asJSON})
-	} else {
-		err = watch.Screen(c, *socket, stdin, stdout)
-	}
-	return watchExit(stderr, "diagrelay watch:", err)
-}
-
-// watchExit is the exit code of watch.Follow's or watch.Screen's error:
-// 1 with the error said, or without when the output itself failed.
-func watchExit(stderr io.Writer, prefix string, err error) int {
-	switch {
-	case err == nil:
-		return 0
-	case !errors.Is(err, watch.ErrOutput):
-		fmt.Fprintln(stderr, prefix, err)
-	}
-	return 1
+	return err
 }
 
 func isTerminal(stdin io.Reader, stdout io.Writer) bool {

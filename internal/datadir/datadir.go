@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
 
@@ -48,7 +49,8 @@ func Socket(dir string) string {
 // mailbox.db or host.token that group or others can access, as ssh refuses
 // a key file, naming each file and the chmod that fixes it; and it refuses
 // a mailbox.db that cannot be trusted, leaving it as it is and saying what
-// to do. Only a missing mailbox.db starts a new mailbox.
+// to do; and it says so when another serve holds the mailbox. Only a
+// missing mailbox.db starts a new mailbox.
 func Open(dir string) (*mailbox.Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -58,8 +60,12 @@ func Open(dir string) (*mailbox.Store, error) {
 	}
 	path := filepath.Join(dir, MailboxFile)
 	store, err := mailbox.Open(path)
-	if errors.Is(err, mailbox.ErrCorrupt) {
+	switch {
+	case errors.Is(err, mailbox.ErrCorrupt):
 		return nil, untrustedMailbox(dir, path, err)
+	case errors.Is(err, mailbox.ErrLocked):
+		return nil, fmt.Errorf("another diagrelay serve holds the data directory %s (its %s is locked): "+
+			"stop that serve, or give this one another --data DIR", dir, MailboxFile)
 	}
 	return store, err
 }
@@ -80,7 +86,7 @@ func CheckPermissions(dir string) error {
 		}
 		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 			loose = append(loose, fmt.Sprintf("%s %s is accessible by group or others (mode %04o); fix it with: chmod %o %s",
-				what, path, perm, want, shellQuote(path)))
+				what, path, perm, want, cli.ShellQuote(path)))
 		}
 		return nil
 	}
@@ -105,20 +111,5 @@ func untrustedMailbox(dir, path string, err error) error {
 	reason = strings.ReplaceAll(reason, mailbox.ErrCorrupt.Error()+": ", "")
 	return fmt.Errorf("mailbox %s cannot be trusted: %s. It was left as it is, and serve does not start on it. "+
 		"See what it holds with: diagrelay mailbox check --data %s; then move it aside to start a new, empty mailbox: mv %s %s",
-		path, reason, shellQuote(dir), shellQuote(path), shellQuote(path+".damaged"))
-}
-
-// shellQuote returns s as one word for a POSIX shell.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%=,", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		path, reason, cli.ShellQuote(dir), cli.ShellQuote(path), cli.ShellQuote(path+".damaged"))
 }

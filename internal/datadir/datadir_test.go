@@ -78,16 +78,6 @@ func TestOpenRefusesUntrustedMailbox(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/a/b-c_d.db": "/a/b-c_d.db", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$(rm)": "'$(rm)'", "\x1b[2J": "'\x1b[2J'",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // A damaged file's recipient can be any bytes: the report quotes what is
 // not a thread path, and says what serve does with the damage.
 func TestWriteReport(t *testing.T) {

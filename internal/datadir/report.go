@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -22,7 +23,11 @@ func WriteReport(w io.Writer, rep *mailbox.Report) {
 	if len(rep.Problems) == 0 {
 		fmt.Fprintln(w, "bbolt consistency check: passed")
 	}
-	var damaged, unaddressable, unchecked, messages int
+	if rep.Format != "" {
+		fmt.Fprintf(w, "format: %s%s\n", strconv.QuoteToASCII(rep.Format), formatNote(rep.Format))
+	}
+	var damaged, unchecked, messages int
+	unaddressable := rep.Unaddressable // entries naming no recipient
 	if len(rep.Recipients) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "recipient\tunacknowledged\tdamaged\tunchecked\t")
@@ -52,7 +57,7 @@ func WriteReport(w io.Writer, rep *mailbox.Report) {
 	switch {
 	case len(rep.Problems) > 0:
 		fmt.Fprintf(w, "result: DAMAGED: serve refuses this file. Keep it for recovery and move it aside to start a new mailbox: mv %s %s\n",
-			shellQuote(rep.Path), shellQuote(rep.Path+".damaged"))
+			cli.ShellQuote(rep.Path), cli.ShellQuote(rep.Path+".damaged"))
 	case damaged+unaddressable > 0:
 		fmt.Fprintf(w, "result: DAMAGED: %d damaged records, %d messages intact. serve quarantines the damaged ones: "+
 			"mailbox.read lists their ids in \"damaged\" and never serves them; mailbox.ack removes them\n", damaged+unaddressable, messages)
@@ -66,6 +71,17 @@ func WriteReport(w io.Writer, rep *mailbox.Report) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// formatNote says what serve does with a file of format tag.
+func formatNote(tag string) string {
+	switch tag {
+	case "diagrelay-mailbox/1", "diagrelay-mailbox/2":
+		return " (an older edition: serve migrates it in place when it starts; docs/mailbox.md)"
+	case "diagrelay-mailbox/3":
+		return ""
+	}
+	return " (not a format this diagrelay reads)"
 }
 
 // showRecipient prints a recipient as it is if it is a thread path, else

@@ -66,7 +66,7 @@ func (d *scenario) collect() {
 		}
 		ds := Status{
 			Path: st.Path, Parent: st.Parent, Owner: st.Owner, ReportsTo: st.Recipient(), Open: st.Open,
-			Generation: st.Generation, Delivered: s.postedFrom(st.Path), Dropped: droppedOf(st.Dropped),
+			Generation: st.Generation, Delivered: s.postedFrom(st.Path), Dropped: st.Dropped,
 			Diagnostics: []Diagnostic{}, Redacted: map[string]int{},
 		}
 		for id, n := range st.Redacted {
@@ -80,10 +80,7 @@ func (d *scenario) collect() {
 		tr.Statuses = append(tr.Statuses, ds)
 		tr.Totals.ChildThreads++
 		tr.Totals.Delivered += ds.Delivered
-		tr.Totals.Dropped.Duplicate += st.Dropped.Duplicate
-		tr.Totals.Dropped.Rate += st.Dropped.Rate
-		tr.Totals.Dropped.Cap += st.Dropped.Cap
-		tr.Totals.Dropped.Invalid += st.Dropped.Invalid
+		tr.Totals.Dropped = tr.Totals.Dropped.Plus(st.Dropped)
 	}
 
 	for _, n := range tr.Notifications {

@@ -193,8 +193,7 @@ func Render(w io.Writer, tr *Transcript) {
 	p.para("", fmt.Sprintf("%d child threads; %d reports delivered: %d parent messages, %s; "+
 		"%d dropped silently (duplicate %d, rate %d, cap %d, invalid %d); %d sink errors.",
 		t.ChildThreads, t.Delivered, t.Messages, shown,
-		t.Dropped.Duplicate+t.Dropped.Rate+t.Dropped.Cap+t.Dropped.Invalid,
-		t.Dropped.Duplicate, t.Dropped.Rate, t.Dropped.Cap, t.Dropped.Invalid, len(t.SinkErrors)))
+		t.Dropped.Total(), t.Dropped.Duplicate, t.Dropped.Rate, t.Dropped.Cap, t.Dropped.Invalid, len(t.SinkErrors)))
 	for _, e := range t.SinkErrors {
 		p.para("  sink error: ", e)
 	}

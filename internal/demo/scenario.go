@@ -117,7 +117,7 @@ func Run(mode relay.Mode) (*Transcript, error) {
 	d.at(11 * time.Second)
 	d.noisyBurst(9, 8, true, "exactly 10 s after the first burst; step 9 again (drops are not remembered)")
 	d.at(11500 * time.Millisecond)
-	d.hostileWave(hostileWave2)
+	d.hostileWave(hostileWave2())
 	d.at(21 * time.Second)
 	d.noisyBurst(17, 8, true, "another burst")
 	d.at(21500 * time.Millisecond)
@@ -192,10 +192,7 @@ func (d *scenario) track(path string, f func()) (Tally, tracked) {
 	}
 	return Tally{
 		Delivered: len(mine.msgs),
-		Duplicate: after.Dropped.Duplicate - before.Dropped.Duplicate,
-		Rate:      after.Dropped.Rate - before.Dropped.Rate,
-		Cap:       after.Dropped.Cap - before.Dropped.Cap,
-		Invalid:   after.Dropped.Invalid - before.Dropped.Invalid,
+		Dropped:   after.Dropped.Minus(before.Dropped),
 	}, mine
 }
 

@@ -8,7 +8,7 @@ package demo
 import (
 	"time"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 // Transcript is everything the demo shows. Its JSON form (diagrelay demo
@@ -79,12 +79,9 @@ type Event struct {
 // delivered, or dropped for one of the four reasons; and of the delivered
 // ones, how many notifications the host-wide limit held back.
 type Tally struct {
-	Delivered int `json:"delivered"`
-	Duplicate int `json:"duplicate"`
-	Rate      int `json:"rate"`
-	Cap       int `json:"cap"`
-	Invalid   int `json:"invalid"`
-	HeldBack  int `json:"held_back"`
+	Delivered    int `json:"delivered"`
+	diag.Dropped     // duplicate, rate, cap, invalid, as members of the tally
+	HeldBack     int `json:"held_back"`
 }
 
 // Notification is one UI notification the parent's notifier got.
@@ -148,7 +145,7 @@ type Status struct {
 	// Diagnostics keeps only the newest relay.MaxStatusDiagnostics.
 	Delivered   int          `json:"delivered"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
-	Dropped     Dropped      `json:"dropped"`
+	Dropped     diag.Dropped `json:"dropped"`
 	// Redacted counts the secrets redacted from its reports, by rule.
 	Redacted map[string]int `json:"redacted"`
 }
@@ -168,24 +165,11 @@ type Totals struct {
 	Messages     int `json:"messages"` // parent messages in the mailbox
 	// Notifications shown for reports, summaries shown, and how many report
 	// notifications the summaries said were not shown.
-	NotificationsShown int      `json:"notifications_shown"`
-	Summaries          int      `json:"summaries"`
-	NotShown           int      `json:"not_shown"`
-	Dropped            Dropped  `json:"dropped"`
-	SinkErrors         []string `json:"sink_errors"`
-}
-
-// Dropped counts reports not delivered, per reason. The demo names its
-// own JSON, so renaming a relay field cannot change the transcript.
-type Dropped struct {
-	Duplicate int `json:"duplicate"`
-	Rate      int `json:"rate"`
-	Cap       int `json:"cap"`
-	Invalid   int `json:"invalid"`
-}
-
-func droppedOf(d relay.Dropped) Dropped {
-	return Dropped{Duplicate: d.Duplicate, Rate: d.Rate, Cap: d.Cap, Invalid: d.Invalid}
+	NotificationsShown int          `json:"notifications_shown"`
+	Summaries          int          `json:"summaries"`
+	NotShown           int          `json:"not_shown"`
+	Dropped            diag.Dropped `json:"dropped"`
+	SinkErrors         []string     `json:"sink_errors"`
 }
 
 // Start is the simulated clock's origin. Only offsets from it are shown,

@@ -38,7 +38,7 @@ func verdictText(t Tally, payload any) string {
 func tallyText(t Tally) string {
 	var drops []string
 	for _, c := range []struct {
-		n    int
+		n    uint64
 		name string
 	}{{t.Duplicate, "duplicate"}, {t.Rate, "rate"}, {t.Cap, "cap"}, {t.Invalid, "invalid"}} {
 		if c.n > 0 {
@@ -50,7 +50,7 @@ func tallyText(t Tally) string {
 		return "ignored: nothing received it"
 	case len(drops) == 0:
 		return fmt.Sprintf("%d delivered", t.Delivered)
-	case t.Delivered == 0 && t.Duplicate+t.Rate+t.Cap+t.Invalid == 1:
+	case t.Delivered == 0 && t.Dropped.Total() == 1:
 		return "dropped: " + drops[0]
 	}
 	return fmt.Sprintf("%d delivered, dropped: %s", t.Delivered, strings.Join(drops, ", "))

@@ -10,15 +10,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/demo"
 	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/watch"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
+	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
 )
 
@@ -78,6 +82,15 @@ func Run(o Options) (err error) {
 		return err
 	}
 	defer view.Close()
+	// A signal ends the demo as q does, so that the clean-up above runs
+	// (the temporary directory is removed): closing the view ends Follow;
+	// the full-screen view ends on SIGINT and SIGTERM by itself.
+	signaled, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stopSignals()
+	go func() {
+		<-signaled.Done()
+		view.Close()
+	}()
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -98,7 +111,10 @@ func Run(o Options) (err error) {
 	// No terminal: the plain lines, until the script has played.
 	go func() {
 		<-played
-		time.Sleep(200 * time.Millisecond) // the last events reach the view
+		// A held-back summary is sent at most one token's time after the
+		// last hold (relay's host-wide limit); then the last events reach
+		// the view.
+		time.Sleep(time.Duration(float64(time.Second)/float64(relay.DefaultNotifyRate)) + 200*time.Millisecond)
 		view.Close()
 	}()
 	return watch.Follow(view, &watch.Printer{W: o.Out})
@@ -128,8 +144,8 @@ func play(ctx context.Context, host *watch.Conn, socket string, pace float64, on
 		children[path] = c
 		return nil
 	}
-	for _, t := range tree {
-		if err := open(t[0], t[1]); err != nil {
+	for _, t := range demo.Children() {
+		if err := open(t.Path, t.Owner); err != nil {
 			return err
 		}
 	}

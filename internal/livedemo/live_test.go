@@ -20,7 +20,7 @@ func TestDemoWatchPlain(t *testing.T) {
 	if !strings.Contains(s, " opened /k gen 1 owner /root") && !strings.Contains(s, "thread /k open gen 1 diagnostics 0 dropped duplicate 0 rate 0 cap 0 invalid 0 owner /root") {
 		t.Errorf("no /k in:\n%s", s)
 	}
-	for _, want := range []string{" delivered /root/hostile error [ci] CRITICAL: disk full",
+	for _, want := range []string{" delivered /root/hostile error [disk] CRITICAL: disk full",
 		" dropped /root/noisy rate", " dropped /root/hostile invalid", " held ", " notified summary ", " reopened /root/scout gen 2",
 		" closed /root/scout/lint gen 1"} {
 		if !strings.Contains(s, want) {

@@ -16,16 +16,15 @@ type span struct {
 
 // Styles are watch's own: a child's text never picks one.
 var (
-	plain    = lipgloss.NewStyle()
-	faint    = lipgloss.NewStyle().Faint(true)
-	bold     = lipgloss.NewStyle().Bold(true)
-	border   = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
-	header   = lipgloss.NewStyle().Bold(true).Reverse(true)
-	cursorSt = lipgloss.NewStyle().Reverse(true)
-	openSt   = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
-	summary  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("5"))
-	lostSt   = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1"))
-	levels   = map[string]lipgloss.Style{
+	plain   = lipgloss.NewStyle()
+	faint   = lipgloss.NewStyle().Faint(true)
+	bold    = lipgloss.NewStyle().Bold(true)
+	border  = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	header  = lipgloss.NewStyle().Bold(true).Reverse(true)
+	openSt  = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	summary = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("5"))
+	lostSt  = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1"))
+	levels  = map[string]lipgloss.Style{
 		"info":    lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
 		"warning": lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
 		"error":   lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),

@@ -11,8 +11,10 @@ import (
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
-// Screen runs the full-screen view of c until q, Ctrl-C or an error;
-// title names the session in the header.
+// Screen runs the full-screen view of c until q, Ctrl-C, an error, or
+// the end of the connection: then it prints GoneMessage on out, once the
+// terminal is restored, and returns nil. title names the session in the
+// header.
 func Screen(c *Conn, title string, in io.Reader, out io.Writer) error {
 	m := NewModel(NewState(), c, title, nil)
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out))
@@ -22,9 +24,20 @@ func Screen(c *Conn, title string, in io.Reader, out io.Writer) error {
 		}
 		p.Send(ClosedMsg{})
 	}()
-	_, err := p.Run()
-	return err
+	if _, err := p.Run(); err != nil {
+		return err
+	}
+	if m.closed {
+		// On the terminal the view left, once it is restored.
+		_, err := io.WriteString(out, GoneMessage+"\n")
+		return err
+	}
+	return nil
 }
+
+// GoneMessage is what Screen prints when it exits because the connection
+// to serve ended.
+const GoneMessage = "the connection to serve ended (serve stopped or restarted): watch has exited"
 
 // ErrOutput is wrapped by Follow's error when the output failed: nobody
 // reads it, so there is no one to tell.

@@ -126,6 +126,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.St.Apply(wire.Event(msg))
 	case ClosedMsg:
 		m.closed = true
+		return m, tea.Quit // the help says watch exits when serve goes away
 	case ErrMsg:
 		m.err = msg.Err
 	case listMsg:

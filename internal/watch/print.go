@@ -89,7 +89,7 @@ func (p *Printer) Event(ev wire.Event) error {
 		}
 		b.WriteString(" " + ev.NotifyType + ": " + wire.Str(ev.Message))
 	case wire.EventLost:
-		fmt.Fprintf(&b, " %d events (watch did not read them in time)", ev.Count)
+		b.WriteString(" " + count(ev.Count, "event") + " (watch did not read them in time)")
 	}
 	b.WriteByte('\n')
 	_, err := io.WriteString(p.W, b.String())

@@ -149,7 +149,7 @@ func (s *State) Apply(ev wire.Event) {
 		s.push(Note{At: ev.At, Kind: kind, Level: clean(ev.NotifyType), Text: sanitize.Message(wire.Str(ev.Message))})
 	case wire.EventLost:
 		s.Lost += ev.Count
-		s.push(Note{At: ev.At, Kind: "lost", Text: "the service dropped " + itoa(ev.Count) + " events: watch did not read them in time"})
+		s.push(Note{At: ev.At, Kind: "lost", Text: "the service dropped " + count(ev.Count, "event") + ": watch did not read them in time"})
 	}
 }
 
@@ -251,6 +251,14 @@ func (s *State) anchor(p string) string {
 		}
 	}
 	return ""
+}
+
+// count is "1 thing" or "n things".
+func count(n uint64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return itoa(n) + " " + thing + "s"
 }
 
 func itoa(n uint64) string {

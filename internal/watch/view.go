@@ -21,7 +21,7 @@ func (m *Model) treeHeight() int { return m.h - 2 - m.feedHeight() - 2 }
 // Render draws the whole screen as m.h lines of exactly m.w cells.
 func (m *Model) Render() string {
 	if m.w < minWidth || m.h < minHeight {
-		return strings.Join(blankWith(m.w, m.h, fmt.Sprintf("window too small (%dx%d): need %dx%d; q quits", m.w, m.h, minWidth, minHeight)), "\n")
+		return strings.Join(m.tooSmall(), "\n")
 	}
 	lines := make([]string, 0, m.h)
 	lines = append(lines, m.header())
@@ -33,12 +33,54 @@ func (m *Model) Render() string {
 	return strings.Join(lines, "\n")
 }
 
-func blankWith(w, h int, msg string) []string {
+// tooSmall is the screen of a window under minWidth × minHeight: the
+// longest of the messages that fits whole, wrapped at spaces onto its
+// lines; in a window too small for any, as much of the shortest as fits.
+func (m *Model) tooSmall() []string {
+	w, h := max(m.w, 0), max(m.h, 0)
 	out := blank(w, h)
+	need := fmt.Sprintf("%dx%d", minWidth, minHeight)
+	msgs := []string{
+		fmt.Sprintf("window too small (%dx%d): need %s; q quits", m.w, m.h, need),
+		"window too small: need " + need + "; q quits",
+		"too small: need " + need,
+		"need " + need,
+	}
+	for _, msg := range msgs {
+		if lines, ok := wrap(msg, w, h); ok {
+			for i, l := range lines {
+				out[i] = fit([]span{{l, plain}}, w)
+			}
+			return out
+		}
+	}
 	if h > 0 {
-		out[0] = fit([]span{{msg, plain}}, max(w, 0))
+		out[0] = fit([]span{{msgs[len(msgs)-1], plain}}, w)
 	}
 	return out
+}
+
+// wrap breaks s at spaces into at most h lines of at most w cells, or
+// reports false when a word is wider than w or more lines are needed.
+func wrap(s string, w, h int) ([]string, bool) {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case width(word) > w:
+			return nil, false
+		case line == "":
+			line = word
+		case width(line)+1+width(word) <= w:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines, len(lines) <= h
 }
 
 func (m *Model) header() string {
@@ -56,9 +98,9 @@ func (m *Model) header() string {
 		state += " · " + clean(m.err.Error())
 	}
 	if m.St.Lost > 0 {
-		state += fmt.Sprintf(" · %d events lost", m.St.Lost)
+		state += " · " + count(m.St.Lost, "event") + " lost"
 	}
-	text := fmt.Sprintf(" diagrelay watch · %s · %d threads, %d open%s", clean(m.title), len(m.St.Threads), open, state)
+	text := fmt.Sprintf(" diagrelay watch · %s · %s, %d open%s", clean(m.title), count(uint64(len(m.St.Threads)), "thread"), open, state)
 	return fit([]span{{text, header}}, m.w)
 }
 

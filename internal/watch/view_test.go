@@ -215,11 +215,67 @@ func TestKeys(t *testing.T) {
 	}
 }
 
+// A window under 40x12 says so in what fits: the whole of the longest
+// message that does, wrapped at spaces, every line exactly the width.
 func TestTooSmall(t *testing.T) {
-	m := resized(NewModel(hostileState(), nil, "s", time.UTC), 30, 8)
-	out := m.Render()
-	if !strings.Contains(out, "window too small") || len(strings.Split(out, "\n")) != 8 {
-		t.Fatalf("%q", out)
+	for _, c := range []struct {
+		w, h int
+		want string // the message's words, in order
+	}{
+		{39, 30, "window too small (39x30): need 40x12; q quits"},
+		{30, 8, "window too small (30x8): need 40x12; q quits"},
+		{100, 11, "window too small (100x11): need 40x12; q quits"},
+		{20, 2, "window too small: need 40x12; q quits"},
+		{21, 1, "too small: need 40x12"},
+		{20, 1, "need 40x12"},
+		{12, 2, "too small: need 40x12"},
+		{10, 1, "need 40x12"},
+		{6, 1, "need"}, // nothing fits whole: the shortest, cut
+	} {
+		m := resized(NewModel(hostileState(), nil, "s", time.UTC), c.w, c.h)
+		lines := strings.Split(m.Render(), "\n")
+		if len(lines) != c.h {
+			t.Fatalf("%dx%d: %d lines", c.w, c.h, len(lines))
+		}
+		for _, l := range lines {
+			if got := ansi.StringWidth(l); got != c.w {
+				t.Fatalf("%dx%d: a line of %d cells: %q", c.w, c.h, got, l)
+			}
+		}
+		if got := strings.Join(strings.Fields(ansi.Strip(strings.Join(lines, " "))), " "); !strings.HasPrefix(got, c.want) ||
+			(c.w > 6 && got != c.want) {
+			t.Errorf("%dx%d: says %q, want %q", c.w, c.h, got, c.want)
+		}
+	}
+}
+
+// The header counts in words a person reads: "1 thread", "2 threads".
+func TestHeaderPlurals(t *testing.T) {
+	st := NewState()
+	st.SetThreads([]wire.ThreadInfo{{Path: "/root/a", Open: true}})
+	st.Apply(wire.Event{Kind: wire.EventLost, Count: 1})
+	m := resized(NewModel(st, nil, "s", time.UTC), 100, 30)
+	if h := ansi.Strip(m.header()); !strings.Contains(h, "· 1 thread, 1 open") || !strings.Contains(h, "· 1 event lost") {
+		t.Errorf("header %q", h)
+	}
+	st.SetThreads([]wire.ThreadInfo{{Path: "/root/b"}})
+	st.Apply(wire.Event{Kind: wire.EventLost, Count: 2})
+	if h := ansi.Strip(m.header()); !strings.Contains(h, "· 2 threads, 1 open") || !strings.Contains(h, "· 3 events lost") {
+		t.Errorf("header %q", h)
+	}
+	if n := st.Feed(1)[0].Text; n != "the service dropped 2 events: watch did not read them in time" {
+		t.Errorf("feed %q", n)
+	}
+}
+
+// When the connection ends, the view quits (watch's help says it exits).
+func TestClosedQuits(t *testing.T) {
+	m := resized(NewModel(hostileState(), nil, "s", time.UTC), 100, 30)
+	if _, cmd := m.Update(ClosedMsg{}); cmd == nil || fmt.Sprint(cmd()) != fmt.Sprint(tea.Quit()) {
+		t.Fatal("ClosedMsg does not quit")
+	}
+	if !strings.Contains(m.Render(), "DISCONNECTED") {
+		t.Error("the last frame does not say DISCONNECTED")
 	}
 }
 

@@ -15,7 +15,9 @@
 // type and the codes it documents) as aliases of the types here.
 //
 // The library's types (relay, mailbox, capability, diag) carry no JSON
-// tags; the service maps them onto these shapes (service/wire.go).
+// tags, but for diag.Dropped, the one type of the drop counters, whose
+// tags are the protocol's; the service maps the others onto these shapes
+// (service/wire.go).
 //
 // Pointers in a shape mean "present or not": in params, that the server
 // can tell an absent member from "" (ReportParams, ReadParams.Limit,

@@ -1,6 +1,10 @@
 package wire
 
-import "time"
+import (
+	"time"
+
+	"github.com/diagrelay/diagrelay/diag"
+)
 
 // Params. Absent params count as {}; members not named here are ignored
 // by the server.
@@ -111,13 +115,10 @@ type Diagnostic struct {
 }
 
 // Dropped counts a thread's reports that the gate did not deliver, by
-// reason; the member names are the Reason* values of a dropped event.
-type Dropped struct {
-	Duplicate int `json:"duplicate"`
-	Rate      int `json:"rate"`
-	Cap       int `json:"cap"`
-	Invalid   int `json:"invalid"`
-}
+// reason; the member names are the Reason* values of a dropped event. It
+// is diag.Dropped, the module's one type of these counters, whose JSON
+// tags are the protocol's.
+type Dropped = diag.Dropped
 
 // Drop reasons, the "reason" of a dropped event.
 const (

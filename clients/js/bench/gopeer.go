@@ -2,9 +2,13 @@
 
 // gopeer is the Go side of clients/js/bench/bench.js: the same reports,
 // through the Go package client, so the two clients are compared in one run
-// against one service. It reads one child token per line on stdin, dials
-// one client.Child per token, and prints {"elapsedNs":…,"cpuNs":…,"reports":…,"errors":…}
-// (cpuNs: this process's user+system time while reporting).
+// against one service. It reads one line per child on stdin, the child's
+// runtimes as path=token separated by spaces; each child, concurrently
+// with the others, works through its runtimes in order: it dials a
+// client.Child with the token, sends -per reports with unique messages
+// (from -inflight goroutines sharing the Child), and closes it. It prints
+// {"elapsedNs":…,"cpuNs":…,"reports":…,"errors":…} (cpuNs: this process's
+// user+system time while reporting).
 //
 //	go build -o /tmp/gopeer clients/js/bench/gopeer.go
 package main
@@ -27,54 +31,65 @@ import (
 
 func main() {
 	socket := flag.String("socket", "", "the service's socket")
-	n := flag.Int("n", 1000, "reports per child")
-	inflight := flag.Int("inflight", 1, "reports in flight per child (goroutines sharing one Child)")
+	per := flag.Int("per", 5, "reports per runtime")
+	inflight := flag.Int("inflight", 1, "reports in flight per runtime (goroutines sharing one Child)")
 	flag.Parse()
 
-	var children []*client.Child
+	type runtime struct{ path, token string }
+	var children [][]runtime
 	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		tok := strings.TrimSpace(sc.Text())
-		if tok == "" {
-			continue
+		var rts []runtime
+		for _, f := range strings.Fields(sc.Text()) {
+			path, tok, _ := strings.Cut(f, "=")
+			rts = append(rts, runtime{path, tok})
 		}
-		c, err := client.Dial(*socket, tok)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "gopeer:", err)
-			os.Exit(1)
+		if len(rts) > 0 {
+			children = append(children, rts)
 		}
-		defer c.Close()
-		children = append(children, c)
 	}
 
-	var errs atomic.Int64
+	var errs, reports atomic.Int64
 	var wg sync.WaitGroup
 	cpu0 := cpuTime()
 	start := time.Now()
-	for _, c := range children {
-		var next atomic.Int64
-		for g := 0; g < *inflight; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					i := next.Add(1) - 1
-					if i >= int64(*n) {
-						return
-					}
-					if err := c.Report(diag.Info, fmt.Sprintf("report %d", i), "bench"); err != nil {
-						errs.Add(1)
-					}
+	for _, rts := range children {
+		wg.Go(func() {
+			for _, rt := range rts {
+				c, err := client.Dial(*socket, rt.token)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "gopeer:", err)
+					errs.Add(1)
+					return
 				}
-			}()
-		}
+				var next atomic.Int64
+				var inner sync.WaitGroup
+				for range *inflight {
+					inner.Go(func() {
+						for {
+							i := next.Add(1) - 1
+							if i >= int64(*per) {
+								return
+							}
+							if err := c.Report(diag.Info, fmt.Sprintf("%s report %d", rt.path, i), "bench"); err != nil {
+								errs.Add(1)
+							}
+							reports.Add(1)
+						}
+					})
+				}
+				inner.Wait()
+				c.Close()
+			}
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpu0
 	json.NewEncoder(os.Stdout).Encode(map[string]int64{
 		"elapsedNs": elapsed.Nanoseconds(), "cpuNs": cpu.Nanoseconds(),
-		"reports": int64(len(children) * *n), "errors": errs.Load(),
+		"reports": reports.Load(), "errors": errs.Load(),
 	})
 }
 

@@ -2,15 +2,12 @@
 // child's runtime, run the child with the environment it needs, then read
 // the notifications, the status and the parent's mailbox.
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Host } from "diagrelay";
 
-// Unix socket paths are limited to about 100 bytes: keep the directory short.
-const data = mkdtempSync("/tmp/diagrelay-");
-const host = await Host.start({ data, socket: join(data, "s"), mode: "rpc" });
+// No data directory given: the service gets a private one, removed when it exits.
+const host = await Host.start({ mode: "rpc" });
 host.on("notify", (n) => console.log(`notify (${n.notifyType}) ${n.message}`));
 
 const scout = await host.open("/root/scout");

@@ -3,6 +3,8 @@
 // notifications to listeners, and stop it with SIGTERM.
 
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import net from "node:net";
 import path from "node:path";
 import { Peer } from "./rpc.js";
@@ -28,6 +30,16 @@ function canConnect(socketPath) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Private data directories of running services (Host.start with neither
+// data nor socket): each is removed when its service exits, and any left
+// when this process exits.
+const privateDirs = new Set();
+const removeDir = (dir) => {
+  privateDirs.delete(dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+};
+process.on("exit", () => privateDirs.forEach(removeDir));
 
 export class Host {
   #proc;
@@ -87,10 +99,17 @@ export class Host {
    * start spawns the service and resolves once its socket accepts
    * connections and it answers on stdio; it rejects if the service exits
    * first, or after options.timeout ms (default 10 s, the process is killed).
+   * With neither options.data nor options.socket the service runs on a
+   * private data directory under os.tmpdir(), removed when it exits.
    */
   static async start(options = {}) {
-    const data = options.data;
-    const socket = options.socket ?? (data ? path.join(data, "diagrelay.sock") : undefined);
+    let own; // a private data directory, removed when the service exits
+    if (options.data === undefined && options.socket === undefined) {
+      own = fs.mkdtempSync(path.join(os.tmpdir(), "diagrelay-"));
+      privateDirs.add(own);
+    }
+    const data = options.data ?? own;
+    const socket = options.socket ?? (own ? path.join(own, "s") : data ? path.join(data, "diagrelay.sock") : undefined);
     if (!socket) throw new TypeError("Host.start: give options.socket or options.data");
     // Our poll below must not mistake another server for ours.
     if (await canConnect(socket)) throw new Error(`Host.start: another server is listening on ${socket}`);
@@ -103,6 +122,10 @@ export class Host {
       proc.once("spawn", () => resolve(null));
       proc.once("error", (err) => resolve(err));
     });
+    if (own) {
+      if (spawned) removeDir(own);
+      else proc.once("exit", () => removeDir(own));
+    }
     if (spawned) throw Object.assign(new Error(`Host.start: cannot run ${bin}: ${spawned.message}`), { code: spawned.code });
     // A later error (a failed kill) must not crash the host process; the
     // exit event and the pipes report what matters.

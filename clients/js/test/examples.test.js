@@ -42,11 +42,14 @@ function cleanEnv(extra = {}) {
   return { ...env, ...extra };
 }
 
-test("the host snippet starts serve and hosts the extension snippet", { timeout: 30_000 }, async () => {
+test("the host snippet starts serve and hosts the extension snippet", { timeout: 30_000 }, async (t) => {
   await transpile();
+  const tmp = fs.mkdtempSync("/tmp/drjs-tmp-");
+  t.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
   const { stdout } = await exec(process.execPath, [path.join(out, "host.js")], {
-    env: cleanEnv({ DIAGRELAY_BIN: diagrelayBin() }),
+    env: cleanEnv({ DIAGRELAY_BIN: diagrelayBin(), TMPDIR: tmp }),
   });
+  assert.deepEqual(fs.readdirSync(tmp), [], "the host snippet leaves no temporary directory");
   const lines = stdout.trim().split("\n");
   assert.deepEqual(lines.slice(0, 2), [
     "notify (warning) /root/scout [lint]: lint config not found, using defaults",

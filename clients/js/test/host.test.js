@@ -97,7 +97,7 @@ test("calls pending when the service exits reject", T, async (t) => {
 test("start fails clearly", T, async (t) => {
   const dir = shortDir(t);
   await assert.rejects(Host.start({ socket: path.join(dir, "s"), bin: path.join(dir, "no-such-binary") }), { code: "ENOENT" });
-  await assert.rejects(Host.start({ bin: diagrelayBin() }), TypeError);
+  await assert.rejects(Host.start({ data: "", bin: diagrelayBin() }), TypeError);
   await assert.rejects(
     Host.start({ data: dir, socket: path.join(dir, "s"), bin: diagrelayBin(), mode: "loud" }),
     /exited before listening.*mode/s,

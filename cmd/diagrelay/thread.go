@@ -1,0 +1,220 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/diagrelay/diagrelay/client"
+	"github.com/diagrelay/diagrelay/internal/cli"
+	"github.com/diagrelay/diagrelay/sanitize"
+)
+
+// threadCommand is the host's runtimes from a shell: open one for a child
+// process, close it, and read the threads' status, through serve's socket
+// with the host token.
+func threadCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "thread",
+		Usage: "<command>",
+		Short: "open, close and inspect child runtimes of a running serve, as its host",
+		Long: `
+Acts as serve's host over its Unix socket, with the token in DIR/host.token,
+so a shell can host a child process:
+
+  eval "$(diagrelay thread open /root/build)"
+  my-extension-child      # reports with DIAGRELAY_SOCKET and DIAGRELAY_TOKEN
+  diagrelay thread status /root/build`,
+		Commands: []*cli.Command{threadOpenCommand(), threadCloseCommand(), threadStatusCommand(), threadListCommand()},
+	}
+}
+
+var hostExit = []string{
+	"0  done",
+	"1  no serve, a wrong token, or the service refused (its JSON-RPC error on stderr)",
+	"2  usage error",
+}
+
+// threadLeaf is a thread subcommand: the host flags, and a Run that gets
+// the connection.
+func threadLeaf(c *cli.Command, run func(s *cli.IO, h *client.Host, socket string, args []string) error) *cli.Command {
+	c.Env, c.Exit = []string{envRuntimeDir, envStateHome}, hostExit
+	if c.MaxArgs == 0 && c.ArgName != "" {
+		c.MinArgs, c.MaxArgs = 1, 1
+	}
+	c.Interspersed = true
+	var hf hostFlags
+	hf.define(c)
+	c.Run = func(s *cli.IO, args []string) error {
+		socket, token, err := hf.resolve()
+		if err != nil {
+			return err
+		}
+		h, err := client.DialHost(socket, token)
+		if err != nil {
+			return hf.dialError(socket, err)
+		}
+		defer h.Close()
+		return run(s, h, socket, args)
+	}
+	return c
+}
+
+func threadOpenCommand() *cli.Command {
+	c := &cli.Command{
+		Name:    "open",
+		Usage:   "PATH [--parent P] [--owner O] [--json] [--socket PATH] [--data DIR]",
+		Short:   "open a child runtime and print the environment for its process",
+		ArgName: "PATH (the thread, such as /root/build)",
+		Long: `
+Opens a child runtime for thread PATH (runtime.open) and prints the
+environment a child process needs, as one shell line:
+
+  export DIAGRELAY_SOCKET=… DIAGRELAY_TOKEN=…
+
+so that eval "$(diagrelay thread open PATH)" hosts the next commands of this
+shell. Opening an open PATH again reopens it: a new token, the old one
+revoked. --json prints {"path","token","generation","socket"} instead.`,
+	}
+	parent := c.Flag.String("parent", "", "the thread's parent `path` (must be PATH's lexical parent)")
+	owner := c.Flag.String("owner", "", "the `path` of the thread that creates an independent root (a PATH not under /root)")
+	asJSON := c.Flag.Bool("json", false, "print the runtime as JSON")
+	return threadLeaf(c, func(s *cli.IO, h *client.Host, socket string, args []string) error {
+		rt, err := h.OpenRuntime(args[0], *parent, *owner)
+		if err != nil {
+			return err
+		}
+		// The child may run in another directory.
+		if abs, err := filepath.Abs(socket); err == nil {
+			socket = abs
+		}
+		if *asJSON {
+			return json.NewEncoder(s.Out).Encode(struct {
+				client.Runtime
+				Socket string `json:"socket"`
+			}{rt, socket})
+		}
+		_, err = fmt.Fprintf(s.Out, "export %s=%s %s=%s\n",
+			client.EnvSocket, cli.ShellQuote(socket), client.EnvToken, cli.ShellQuote(rt.Token))
+		return err
+	})
+}
+
+func threadCloseCommand() *cli.Command {
+	c := &cli.Command{
+		Name:    "close",
+		Usage:   "PATH [--socket PATH] [--data DIR]",
+		Short:   "close a child runtime and revoke its token (its status stays)",
+		ArgName: "PATH",
+	}
+	return threadLeaf(c, func(_ *cli.IO, h *client.Host, _ string, args []string) error {
+		return h.CloseRuntime(args[0])
+	})
+}
+
+func threadStatusCommand() *cli.Command {
+	c := &cli.Command{
+		Name:    "status",
+		Usage:   "PATH [--json] [--socket PATH] [--data DIR]",
+		Short:   "print a thread's status: its runtime, newest diagnostics and drop counts",
+		ArgName: "PATH",
+		Long: `
+Prints thread PATH's status (thread.status): whether its runtime is open,
+its generation, its 20 newest delivered diagnostics, oldest first, and how
+many reports were dropped, per reason, and how many secrets were redacted
+(docs/redaction.md). Every text is sanitized again before
+it is printed. --json prints the status as the service gave it.`,
+	}
+	asJSON := c.Flag.Bool("json", false, "print the status as JSON")
+	return threadLeaf(c, func(s *cli.IO, h *client.Host, _ string, args []string) error {
+		st, err := h.Status(args[0])
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return json.NewEncoder(s.Out).Encode(st)
+		}
+		return writeStatus(s.Out, st)
+	})
+}
+
+func threadListCommand() *cli.Command {
+	c := &cli.Command{
+		Name:  "list",
+		Usage: "[--json] [--socket PATH] [--data DIR]",
+		Short: "list every thread serve has opened, with its state and counts",
+	}
+	asJSON := c.Flag.Bool("json", false, `print {"threads":[…]} as the service gave it`)
+	return threadLeaf(c, func(s *cli.IO, h *client.Host, _ string, _ []string) error {
+		threads, err := h.List()
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			if threads == nil {
+				threads = []client.ThreadInfo{}
+			}
+			return json.NewEncoder(s.Out).Encode(struct {
+				Threads []client.ThreadInfo `json:"threads"`
+			}{threads})
+		}
+		return writeList(s.Out, threads)
+	})
+}
+
+// state names a runtime's state.
+func state(open bool) string {
+	if open {
+		return "open"
+	}
+	return "closed"
+}
+
+// writeStatus prints a status for a terminal: every text from the service
+// is sanitized again (as watch does), whatever the service did.
+func writeStatus(w io.Writer, st client.ThreadStatus) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "thread\t%s\n", clean(st.Path))
+	fmt.Fprintf(tw, "runtime\t%s, generation %d\n", state(st.Open), st.Generation)
+	if st.Parent != "" {
+		fmt.Fprintf(tw, "parent\t%s\n", clean(st.Parent))
+	}
+	if st.Owner != "" {
+		fmt.Fprintf(tw, "owner\t%s\n", clean(st.Owner))
+	}
+	d := st.Dropped
+	fmt.Fprintf(tw, "dropped\t%d duplicate, %d rate, %d cap, %d invalid\n", d.Duplicate, d.Rate, d.Cap, d.Invalid)
+	fmt.Fprintf(tw, "redacted\t%d\n", st.Redacted.Total())
+	fmt.Fprintf(tw, "diagnostics\t%d\n", len(st.Diagnostics))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, dg := range st.Diagnostics {
+		src := ""
+		if dg.Source != "" {
+			src = " [" + sanitize.Source(dg.Source) + "]"
+		}
+		fmt.Fprintf(w, "  %s %-7s%s %s\n", dg.At.UTC().Format(time.RFC3339), clean(dg.Level), src, sanitize.Message(dg.Message))
+	}
+	return nil
+}
+
+// writeList prints one line per thread.
+func writeList(w io.Writer, threads []client.ThreadInfo) error {
+	if len(threads) == 0 {
+		_, err := fmt.Fprintln(w, "no threads yet: open one with 'diagrelay thread open PATH'")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATH\tRUNTIME\tGENERATION\tDIAGNOSTICS\tDROPPED")
+	for _, t := range threads {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", clean(t.Path), state(t.Open), t.Generation, t.Diagnostics, t.Dropped.Total())
+	}
+	return tw.Flush()
+}
+
+// clean is a path or name from the service made safe to print, uncut.
+func clean(s string) string { return sanitize.Clean(s, 0) }

@@ -1,0 +1,16 @@
+package service
+
+// MaxUnsentNow is the most bytes waiting to be written to any one
+// connection: for tests that wait until a peer that does not read has a
+// full queue, instead of sleeping.
+func (s *Server) MaxUnsentNow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	most := 0
+	for c := range s.conns {
+		c.qmu.Lock()
+		most = max(most, c.unsent)
+		c.qmu.Unlock()
+	}
+	return most
+}
