@@ -51,6 +51,16 @@ func newAnchor(expr string, keywords []string) *anchor {
 		if hasAssertion(parts[k]) {
 			continue
 		}
+		// A part too large to list may still start with a short list of
+		// strings that hold a keyword: (?:hvs\.\w{90,}|s\.\w{24}).
+		if _, ok := language(parts[k]); !ok {
+			if pre, ok := prefixes(parts[k]); ok {
+				if offsets, all := keywordOffsets(pre, keywords); all {
+					return build(parts, k, offsets)
+				}
+			}
+			continue
+		}
 		// The shortest run parts[k:j] whose strings all hold a keyword.
 		var lang []string
 		for j := k; j < len(parts) && !hasAssertion(parts[j]); j++ {
@@ -432,4 +442,57 @@ func shortest(re *syntax.Regexp) *syntax.Regexp {
 		return out
 	}
 	return re
+}
+
+// prefixes returns strings one of which starts every match of re, ASCII
+// lowercased, if there are at most maxLang of them: a sequence's leading
+// parts with their languages, up to and into the first that has too many.
+func prefixes(re *syntax.Regexp) ([]string, bool) {
+	if l, ok := language(re); ok {
+		return l, true
+	}
+	switch re.Op {
+	case syntax.OpCapture:
+		return prefixes(re.Sub[0])
+	case syntax.OpPlus:
+		return prefixes(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min == 0 {
+			return []string{""}, true
+		}
+		return prefixes(re.Sub[0])
+	case syntax.OpAlternate:
+		var out []string
+		for _, s := range re.Sub {
+			l, ok := prefixes(s)
+			if !ok || len(out)+len(l) > maxLang {
+				return nil, false
+			}
+			out = append(out, l...)
+		}
+		return out, true
+	case syntax.OpConcat:
+		var out []string
+		for i, s := range re.Sub {
+			if hasAssertion(s) {
+				return nil, false
+			}
+			l, ok := language(s)
+			if !ok {
+				p, ok := prefixes(s)
+				if !ok {
+					return nil, false
+				}
+				if out = product(out, p, i == 0); out == nil {
+					return nil, false
+				}
+				return out, true
+			}
+			if out = product(out, l, i == 0); out == nil {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+	return []string{""}, true // star, quest: a match may start with anything
 }
