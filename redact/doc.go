@@ -21,6 +21,11 @@
 //     runs over the whole text, as upstream runs it over the whole
 //     fragment: no window around the keyword, so no match is lost to a
 //     window's edge (a diagnostic is at most 64 KiB in the service).
+//     Before that, an anchor (anchor.go) may show that the regex cannot
+//     match: for a rule whose regex's shape proves that every match holds a
+//     keyword at a known offset, a bounded start of the regex, run as a DFA
+//     that takes every assertion to hold, must match at some keyword
+//     occurrence. Anchors only skip work; they never change a result.
 //   - The secret is the rule's secret group, or the first non-empty group,
 //     or the whole match if the regex has none.
 //   - Entropy: a finding whose secret's Shannon entropy (upstream's
@@ -68,7 +73,10 @@
 //   - Redact, then cut: Clean sanitizes without a limit, redacts, and cuts
 //     with the sanitizer's cut, so no prefix of a secret that straddles the
 //     limit survives. A count includes matches in the part the cut drops.
-//   - Text is idempotent: markers contain nothing a rule matches.
+//   - Replacement repeats until nothing matches: a match dropped for
+//     overlapping a longer one may leave a match of its own beside that
+//     one's marker. Markers hold nothing a rule matches, so Text is
+//     idempotent.
 //
 // The table is compiled on first use (a few milliseconds), not at program
 // start.
