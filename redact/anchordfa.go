@@ -156,22 +156,34 @@ func setKey(set []uint64) string {
 
 // matches reports whether the anchor's regex (assertions taken to hold)
 // matches a prefix of text[q:end].
-func (p *prefilter) matches(text string, q, end int) bool { return prefilterMatches(p, text, q, end) }
+func (p *prefilter) matches(text string, q, end int) bool {
+	ok, _ := prefilterMatches(p, text, q, end)
+	return ok
+}
 
-// matchesBytes is matches on a []byte.
-func (p *prefilter) matchesBytes(text []byte, q, end int) bool {
+// matchesUntil is matches, and where it stopped reading when it did not
+// match: a text that agrees with this one up to there does not match
+// either.
+func (p *prefilter) matchesUntil(text string, q, end int) (bool, int) {
 	return prefilterMatches(p, text, q, end)
 }
 
-func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) bool {
+// matchesBytes is matches on a []byte.
+func (p *prefilter) matchesBytes(text []byte, q, end int) bool {
+	ok, _ := prefilterMatches(p, text, q, end)
+	return ok
+}
+
+func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) (bool, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cur := p.startID
 	set := p.start
 	if p.isMatch(set) {
-		return true
+		return true, q
 	}
-	for i := q; i < end; {
+	i := q
+	for i < end {
 		c := text[i]
 		if cur >= 0 && c < utf8.RuneSelf {
 			st := &p.states[cur]
@@ -181,16 +193,16 @@ func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) bool 
 				switch id {
 				case -1:
 					p.states[cur].next[c] = -1
-					return false
+					return false, i
 				case -2:
 					set = p.step(p.states[cur].set, rune(c))
 					cur = -2
 					i++
 					if set == nil {
-						return false
+						return false, i
 					}
 					if p.isMatch(set) {
-						return true
+						return true, i
 					}
 					continue
 				}
@@ -198,11 +210,11 @@ func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) bool 
 				nx = id + 1
 			}
 			if nx < 0 {
-				return false
+				return false, i
 			}
 			cur = nx - 1
 			if p.states[cur].match {
-				return true
+				return true, i
 			}
 			set = p.states[cur].set
 			i++
@@ -216,15 +228,15 @@ func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) bool 
 			set = p.states[cur].set
 		}
 		if set = p.step(set, r); set == nil {
-			return false
+			return false, i
 		}
 		if p.isMatch(set) {
-			return true
+			return true, i
 		}
 		cur = p.state(set)
 		i += size
 	}
-	return false
+	return false, i
 }
 
 func decodeRune[T string | []byte](s T) (rune, int) {

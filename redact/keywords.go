@@ -26,6 +26,9 @@ const (
 	longS0, longS1            = 0xC5, 0xBF
 )
 
+// outputFlag marks, in scanner.next, a state where keywords end.
+const outputFlag = 1 << 15
+
 // newScanner builds the automaton for keywords, lowercase ASCII; a scan
 // reports keyword i by its index.
 func newScanner(keywords []string) *scanner {
@@ -63,7 +66,7 @@ func newScanner(keywords []string) *scanner {
 		}
 		nodes[cur].out = append(nodes[cur].out, uint16(ki))
 	}
-	if len(nodes) > 1<<16 {
+	if len(nodes) >= outputFlag {
 		panic("redact: too many keyword states")
 	}
 	// Breadth first: failure links, outputs along them, and the complete
@@ -94,6 +97,13 @@ func newScanner(keywords []string) *scanner {
 	s.out = make([][]uint16, len(nodes))
 	for i := range nodes {
 		s.out[i] = nodes[i].out
+	}
+	// Mark the transitions into a state with output, so that the scan
+	// reads out only there.
+	for i, to := range s.next {
+		if len(s.out[to]) > 0 {
+			s.next[i] = to | outputFlag
+		}
 	}
 	return s
 }
@@ -148,8 +158,9 @@ func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool)
 			}
 		}
 		state = s.next[int(state)*n+int(s.class[b])]
-		if o := s.out[state]; o != nil {
-			for _, k := range o {
+		if state&outputFlag != 0 {
+			state &^= outputFlag
+			for _, k := range s.out[state] {
 				visit(k, i+1)
 			}
 		}

@@ -149,7 +149,10 @@ func (b *ruleBook) candidates(text string, view *[]byte) ruleSet {
 					continue
 				}
 				end := min(len(text), q+a.max+1)
-				if a.pre.matches(text, q, end) || view != nil && string((*view)[q:end]) != text[q:end] && a.pre.matchesBytes(*view, q, end) {
+				ok, stop := a.pre.matchesUntil(text, q, end)
+				// The view needs a look only if it differs from the text
+				// before where the text's walk stopped.
+				if ok || view != nil && differsBefore(*view, text, q, min(stop+1, end)) && a.pre.matchesBytes(*view, q, end) {
 					run.add(ri)
 					break
 				}
@@ -389,4 +392,9 @@ func shannon(s string) float64 {
 		e -= f * math.Log2(f)
 	}
 	return e
+}
+
+// differsBefore reports whether view and text differ in [from, to).
+func differsBefore(view []byte, text string, from, to int) bool {
+	return string(view[from:to]) != text[from:to]
 }
