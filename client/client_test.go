@@ -12,6 +12,7 @@ import (
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/servetest"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -48,14 +49,9 @@ func startChild(t *testing.T, path string) (*servetest.Server, *client.Child, st
 	return s, c, tok
 }
 
-// message is one mailbox.read message, as far as these tests look.
-type message struct {
-	From, Level, Source, Message, Text string
-}
-
-func readMailbox(t *testing.T, s *servetest.Server, recipient string) []message {
+func readMailbox(t *testing.T, s *servetest.Server, recipient string) []wire.Message {
 	t.Helper()
-	var res struct{ Messages []message }
+	var res wire.Page
 	if err := s.Host.Call("mailbox.read", map[string]string{"recipient": recipient}, &res); err != nil {
 		t.Fatalf("mailbox.read %s: %v", recipient, err)
 	}
@@ -128,7 +124,7 @@ func TestErrors(t *testing.T) {
 	}
 	// The re-exported codes are the protocol's numbers (docs/protocol.md).
 	for code, want := range map[int]int{client.CodeInvalidParams: -32602, client.CodeUnauthenticated: -32001,
-		client.CodeForbidden: -32002, client.CodeRevoked: -32003, client.CodeStorage: -32005,
+		client.CodeForbidden: -32002, client.CodeRevoked: -32003, client.CodeUnknownThread: -32004, client.CodeStorage: -32005,
 		client.CodeShuttingDown: -32006, client.CodeTooManyConns: -32007} {
 		if code != want {
 			t.Errorf("code %d, want %d", code, want)

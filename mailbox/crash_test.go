@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,24 @@ import (
 // crashEnv names the file the helper process posts to; when it is unset
 // TestCrashHelperProcess is skipped.
 const crashEnv = "DIAGRELAY_MAILBOX_CRASH_FILE"
+
+// crashRecipientsEnv, if set to a number n > 2, makes the helper post
+// from n goroutines, each to a recipient of its own (/root/p<i>), so that
+// a commit holds posts for many recipients; else 8 goroutines post to
+// /root and /k.
+const crashRecipientsEnv = "DIAGRELAY_MAILBOX_CRASH_RECIPIENTS"
+
+// crashRecipients is the helper's recipients for n (see crashRecipientsEnv).
+func crashRecipients(n int) []string {
+	if n <= 2 {
+		return []string{"/root", "/k"}
+	}
+	rs := make([]string, n)
+	for i := range rs {
+		rs[i] = fmt.Sprintf("/root/p%d", i)
+	}
+	return rs
+}
 
 // TestCrashHelperProcess is not a test: TestCrashDurability runs it in a
 // subprocess. Eight goroutines post in a loop and print each message's
@@ -33,10 +52,12 @@ func TestCrashHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	n, _ := strconv.Atoi(os.Getenv(crashRecipientsEnv))
+	recipients := crashRecipients(n)
 	var out sync.Mutex
-	for g := range 8 {
+	for g := range max(8, len(recipients)) {
 		go func() {
-			recipient := []string{"/root", "/k"}[g%2]
+			recipient := recipients[g%len(recipients)]
 			for i := 0; ; i++ {
 				text := fmt.Sprintf("g%d-%d", g, i)
 				if err := s.Post(msg(recipient, recipient+"/child", text, i)); err != nil {
@@ -55,13 +76,20 @@ func TestCrashHelperProcess(t *testing.T) {
 
 // Every Post that returned before a SIGKILL is in the file exactly once,
 // and the file opens cleanly and passes bbolt's consistency check.
-func TestCrashDurability(t *testing.T) {
+func TestCrashDurability(t *testing.T) { crashDurability(t, 2) }
+
+// The same with 64 posters to 64 recipients: each commit of the log
+// (docs/mailbox.md) holds many recipients' entries, and the index rebuilt
+// at Open finds each under its own.
+func TestCrashDurabilityManyRecipients(t *testing.T) { crashDurability(t, 64) }
+
+func crashDurability(t *testing.T, nRecipients int) {
 	if testing.Short() {
 		t.Skip("runs a subprocess")
 	}
 	path := filepath.Join(t.TempDir(), "mailbox.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashRecipientsEnv+"="+strconv.Itoa(nRecipients))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -109,7 +137,7 @@ func TestCrashDurability(t *testing.T) {
 		t.Fatalf("bbolt check after the crash: %v", err)
 	}
 	found := map[string]int{}
-	for _, r := range []string{"/root", "/k"} {
+	for _, r := range crashRecipients(nRecipients) {
 		for {
 			es := mustRead(t, s, r, MaxReadLimit)
 			if len(es) == 0 {

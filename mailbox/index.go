@@ -33,14 +33,16 @@ func (x *index) add(recipient string, id uint64) {
 	}
 }
 
-// after returns a copy of at most n of recipient's ids greater than id,
-// lowest first.
-func (x *index) after(recipient string, id uint64, n int) []uint64 {
+// after returns a copy of at most n of recipient's ids greater than id
+// (from the first if first is true), lowest first.
+func (x *index) after(recipient string, id uint64, first bool, n int) []uint64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	s := x.ids[recipient]
 	i, found := slices.BinarySearch(s, id)
-	if found {
+	if first {
+		i = 0
+	} else if found {
 		i++
 	}
 	s = s[i:]

@@ -1,6 +1,8 @@
 package mailbox
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -138,21 +140,25 @@ func (s *Store) ReadPage(recipient string, limit int) (Page, error) {
 	// held while the records are read; an id acknowledged meanwhile has
 	// no record any more and is passed over.
 	var last uint64
-	for len(p.Messages) < limit && len(p.Damaged) < MaxReadLimit {
-		ids := s.idx.after(recipient, last, max(limit-len(p.Messages), 64))
+	for first := true; len(p.Messages) < limit && len(p.Damaged) < MaxReadLimit; first = false {
+		ids := s.idx.after(recipient, last, first, max(limit-len(p.Messages), 64))
 		if len(ids) == 0 {
 			break
 		}
 		last = ids[len(ids)-1]
 		err := s.view(func(tx *bolt.Tx) error {
-			log := tx.Bucket(logBucket)
+			// One cursor for the chunk (Bucket.Get makes one per call),
+			// and one key, rewritten: Seek keeps neither.
+			c := tx.Bucket(logBucket).Cursor()
+			key := logKey(0, recipient)
 			for _, id := range ids {
 				if len(p.Messages) == limit || len(p.Damaged) == MaxReadLimit {
 					break
 				}
-				v := log.Get(logKey(id, recipient))
-				if v == nil {
-					continue
+				binary.BigEndian.PutUint64(key, id)
+				k, v := c.Seek(key)
+				if v == nil || !bytes.Equal(k, key) {
+					continue // acknowledged meanwhile
 				}
 				m, _, err := decodeRecord(id, v)
 				if err != nil || m.Recipient != recipient {

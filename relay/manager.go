@@ -11,6 +11,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/internal/ring"
 )
 
 // Mode is the parent session's mode: whether it has a UI for notifications.
@@ -206,7 +207,7 @@ func (m *Manager) Open(path, parent, owner string) (*Runtime, error) {
 	}
 	t := m.threads[path]
 	if t == nil {
-		t = &thread{path: path, parent: lex, owner: owner}
+		t = &thread{path: path, parent: lex, owner: owner, diags: ring.New[Diagnostic](MaxStatusDiagnostics)}
 		m.threads[path] = t
 	}
 	t.mu.Lock()

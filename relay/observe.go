@@ -79,7 +79,7 @@ func (t *thread) summary() ThreadSummary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return ThreadSummary{Path: t.path, Parent: t.parent, Owner: t.owner,
-		Open: t.live != nil, Generation: t.gen, Diagnostics: len(t.diags), Dropped: t.droppedLocked(),
+		Open: t.live != nil, Generation: t.gen, Diagnostics: t.diags.Len(), Dropped: t.droppedLocked(),
 		Redacted: t.redacted.clone()}
 }
 

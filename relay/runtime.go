@@ -6,6 +6,7 @@ import (
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/internal/ring"
 )
 
 // thread is what outlives a runtime: the status of one thread path.
@@ -15,8 +16,7 @@ type thread struct {
 	mu    sync.Mutex // guards the fields below and the live runtime's gate
 	gen   uint64
 	live  *Runtime
-	diags []Diagnostic // ring of at most MaxStatusDiagnostics
-	head  int          // index of the oldest entry once the ring is full
+	diags ring.Ring[Diagnostic] // the newest MaxStatusDiagnostics
 	// dropped sums the drops of the closed generations' gates; the live
 	// one's are added when read. The gates are the one count of drops.
 	dropped diag.Dropped
@@ -34,14 +34,7 @@ func Recipient(parent, owner string) string {
 	return owner
 }
 
-func (t *thread) pushLocked(d Diagnostic) {
-	if len(t.diags) < MaxStatusDiagnostics {
-		t.diags = append(t.diags, d)
-		return
-	}
-	t.diags[t.head] = d
-	t.head = (t.head + 1) % MaxStatusDiagnostics
-}
+func (t *thread) pushLocked(d Diagnostic) { t.diags.Push(d) }
 
 // droppedLocked is every drop of every generation: the closed ones' sums
 // and the live gate's counts.
@@ -61,12 +54,10 @@ func (t *thread) status() Status {
 		Owner:       t.owner,
 		Open:        t.live != nil,
 		Generation:  t.gen,
-		Diagnostics: make([]Diagnostic, 0, len(t.diags)),
+		Diagnostics: t.diags.AppendOldestFirst(make([]Diagnostic, 0, t.diags.Len())),
 		Dropped:     t.droppedLocked(),
 		Redacted:    t.redacted.clone(),
 	}
-	s.Diagnostics = append(s.Diagnostics, t.diags[t.head:]...)
-	s.Diagnostics = append(s.Diagnostics, t.diags[:t.head]...)
 	return s
 }
 

@@ -241,23 +241,20 @@ func TestSubscriberThatDoesNotRead(t *testing.T) {
 		}
 		var n struct {
 			Method string
-			Params struct {
-				Kind  string
-				Count int
-			}
+			Params wire.Event
 		}
 		if err := json.Unmarshal(line, &n); err != nil {
 			t.Fatalf("frame %q: %v", line, err)
 		}
-		if n.Method == "ui.notify" {
+		if n.Method == wire.NotifyUI {
 			notes++ // this host gets those too, and events never crowd them out
 			continue
 		}
-		if n.Method != "event" {
+		if n.Method != wire.NotifyEvent {
 			t.Fatalf("frame %q", line)
 		}
-		if n.Params.Kind == "lost" {
-			lost += n.Params.Count
+		if n.Params.Kind == wire.EventLost {
+			lost += int(n.Params.Count)
 		} else {
 			received++
 		}

@@ -33,14 +33,10 @@ func (c *conn) nestedAllowed(method string, sc *nestedScope, raw []byte) *wire.E
 	var e *wire.Error
 	var target string
 	if sc.field == "path" {
-		var p struct {
-			Path string `json:"path"`
-		}
+		var p wire.PathParams
 		e, target = decodeParams(raw, &p), p.Path
 	} else {
-		var p struct {
-			Recipient string `json:"recipient"`
-		}
+		var p wire.ReadParams // mailbox.read's and mailbox.ack's recipient
 		e, target = decodeParams(raw, &p), p.Recipient
 	}
 	if e != nil {

@@ -15,23 +15,12 @@ import (
 // the token.
 func openAs(t *testing.T, p *peer, path string) string {
 	t.Helper()
-	var res struct {
-		Token string `json:"token"`
-	}
-	p.mustCallInto("runtime.open", map[string]any{"path": path}, &res)
+	var res wire.OpenResult
+	p.mustCallInto(wire.MethodRuntimeOpen, wire.OpenParams{Path: path}, &res)
 	if len(res.Token) != 64 {
 		t.Fatalf("runtime.open %s gave token %q", path, res.Token)
 	}
 	return res.Token
-}
-
-type mailboxPage struct {
-	Messages []struct {
-		ID        uint64 `json:"id"`
-		Recipient string `json:"recipient"`
-		From      string `json:"from"`
-		Message   string `json:"message"`
-	} `json:"messages"`
 }
 
 // A child hosts its own child: it opens it, the grandchild reports, the
@@ -48,7 +37,7 @@ func TestNestedChildHostsAGrandchild(t *testing.T) {
 	if st.Parent != "/root/x" || !st.Open || len(st.Diagnostics) != 1 || st.Diagnostics[0].Message != "from below" {
 		t.Fatalf("child's thread.status = %+v", st)
 	}
-	var page mailboxPage
+	var page wire.Page
 	child.mustCallInto("mailbox.read", map[string]any{"recipient": "/root/x"}, &page)
 	if len(page.Messages) != 1 || page.Messages[0].From != "/root/x/y" || page.Messages[0].Recipient != "/root/x" {
 		t.Fatalf("child's mailbox = %+v", page)
@@ -179,7 +168,7 @@ func TestNestedChildrenEndWithTheirOpener(t *testing.T) {
 			if !st.Open {
 				t.Fatalf("/root/x/h closed with /root/x: %+v", st)
 			}
-			var page mailboxPage
+			var page wire.Page
 			e.host.mustCallInto("mailbox.read", map[string]any{"recipient": "/root/x"}, &page)
 			if len(page.Messages) != 1 || page.Messages[0].Message != "kept" {
 				t.Fatalf("/root/x's mailbox: %+v", page)

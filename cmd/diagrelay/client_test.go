@@ -21,7 +21,7 @@ import (
 )
 
 // nodeChild is the JavaScript child client, relative to this package.
-const nodeChild = "../../examples/node/child.js"
+const nodeChild = "../../clients/js/examples/child.js"
 
 // runNode runs `node child.js args...` with env as its whole child
 // environment (plus PATH and HOME from the test's).
@@ -50,7 +50,7 @@ func lookNode(t *testing.T) string {
 	return node
 }
 
-// The README's JavaScript child, against a real serve: it reports, the host
+// examples/node/child.js, a JavaScript child (docs/clients.md), against a real serve: it reports, the host
 // gets the notification and the parent message, attributed by the token;
 // its exit codes match `diagrelay report`.
 func TestNodeChild(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,6 +17,19 @@ import (
 func newcomerEnv(t *testing.T) (env []string, home string) {
 	home = shortTempDir(t)
 	return []string{"HOME=" + home, "XDG_RUNTIME_DIR=", "XDG_STATE_HOME="}, home
+}
+
+// startReading starts cmd and returns its stdout's lines.
+func startReading(t *testing.T, cmd *exec.Cmd) *bufio.Scanner {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return bufio.NewScanner(out)
 }
 
 // waitSocket waits until path is a socket.
@@ -53,15 +67,8 @@ func TestNoRuntimeDirDefaults(t *testing.T) {
 		t.Fatalf("thread open: %v", r)
 	}
 	watch := diagrelayCmd(context.Background(), t, env, "watch", "--plain")
-	out, err := watch.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
+	lines := startReading(t, watch)
 	t.Cleanup(func() { watch.Process.Kill(); watch.Wait() })
-	lines := bufio.NewScanner(out)
 	if !lines.Scan() || !strings.Contains(lines.Text(), "/root/x") { // the thread list, before any event
 		t.Fatalf("watch's first line: %q, %v", lines.Text(), lines.Err())
 	}
@@ -87,10 +94,12 @@ func TestNoRuntimeDirDefaults(t *testing.T) {
 		t.Errorf("watch after serve stopped: %v", err)
 	}
 
-	r = runDiagrelay(t, env, "", "thread", "list")
-	wantExit(t, "thread list after serve stopped", r, 1, "start one with 'diagrelay serve'")
-	if n := strings.Count(r.stderr, socket); n != 1 || strings.Count(r.stderr, "\n") != 1 {
-		t.Errorf("the socket named %d times, in %q; want once, in one line", n, r.stderr)
+	for _, args := range [][]string{{"thread", "list"}, {"watch"}} {
+		r = runDiagrelay(t, env, "", args...)
+		wantExit(t, strings.Join(args, " ")+" after serve stopped", r, 1, "start one with 'diagrelay serve'")
+		if n := strings.Count(r.stderr, socket); n != 1 || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: the socket named %d times, in %q; want once, in one line", args, n, r.stderr)
+		}
 	}
 }
 
@@ -168,14 +177,7 @@ func TestDemoWatchSignalLeavesNoTempDir(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		tmp := shortTempDir(t)
 		cmd := diagrelayCmd(context.Background(), t, []string{"TMPDIR=" + tmp}, "demo", "--watch")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := bufio.NewScanner(out)
+		lines := startReading(t, cmd)
 		if !lines.Scan() {
 			t.Fatalf("%v: demo --watch printed nothing", sig)
 		}

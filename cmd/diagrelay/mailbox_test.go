@@ -128,7 +128,8 @@ func TestFirstEditionMailbox(t *testing.T) {
 	}
 	r := runDiagrelay(t, nil, "", "mailbox", "check", "--data", data)
 	wantExit(t, "mailbox check of a first-edition file", r, 0, "")
-	if row(r.stdout) != "/root 2 0 2" || !strings.Contains(r.stdout, "result: clean: 2 messages in 1 mailboxes (2 written before checksums: unchecked)") {
+	if row(r.stdout) != "/root 2 0 2" || !strings.Contains(r.stdout, "result: clean: 2 messages in 1 mailboxes (2 written before checksums: unchecked)") ||
+		!strings.Contains(r.stdout, `format: "diagrelay-mailbox/1" (an older edition: serve migrates it in place`) {
 		t.Errorf("mailbox check output:\n%s", r.stdout)
 	}
 
@@ -148,7 +149,8 @@ func TestFirstEditionMailbox(t *testing.T) {
 	s.stop(syscall.SIGTERM)
 	r = runDiagrelay(t, nil, "", "mailbox", "check", "--data", data)
 	wantExit(t, "mailbox check after a new report", r, 0, "")
-	if row(r.stdout) != "/root 3 0 2" {
+	// serve migrated the file to the third edition (docs/mailbox.md).
+	if row(r.stdout) != "/root 3 0 2" || !strings.Contains(r.stdout, "format: \"diagrelay-mailbox/3\"\n") {
 		t.Errorf("mailbox check output:\n%s", r.stdout)
 	}
 }

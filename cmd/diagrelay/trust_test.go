@@ -157,7 +157,7 @@ func TestServeQuarantinesDamagedRecord(t *testing.T) {
 	if _, err := s.dial(tok).call("diagnostic.report", map[string]string{"level": "info", "message": "after the damage"}); err != nil {
 		t.Fatal(err)
 	}
-	var acked struct{ Acked int }
+	var acked wire.AckResult
 	if err := s.host.callInto("mailbox.ack", map[string]any{"recipient": "/root", "ids": []uint64{2, page.Messages[0].ID}}, &acked); err != nil || acked.Acked != 2 {
 		t.Fatalf("mailbox.ack of the damaged id: %+v, %v", acked, err)
 	}

@@ -59,14 +59,14 @@ const tmuxHostile = "\x1b]0;PWNED\x07\x1b[2J\x1b[H\x1b[5;5H\x1b[3A\x1b7" +
 // sanitized is what that report becomes.
 const tmuxSanitized = "click here styled by the child evil end"
 
-func TestWatchInTmux(t *testing.T) {
+// startWatch runs `diagrelay watch` on s in a pane of cols × lines, the
+// shell then writing its exit code to the file returned; with stay, the
+// shell then waits, so the pane keeps what watch printed last.
+func startWatch(t *testing.T, s *server, cols, lines int, stay bool) (*tmuxPane, string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	s := startServer(t, "", "")
-	scout, _ := s.open("/root/scout")
-	s.open("/k", "owner", "/root")
-
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -76,12 +76,46 @@ func TestWatchInTmux(t *testing.T) {
 	codeFile := filepath.Join(dir, "code")
 	script := fmt.Sprintf("env %s=1 GORACE=atexit_sleep_ms=0 TERM=xterm-256color %q watch --socket %q --data %q; echo $? > %q",
 		mainEnv, exe, s.socket, s.data, codeFile)
-	const cols, lines = 100, 30
+	if stay {
+		script += "; exec sleep 60"
+	}
 	if out, err := p.tmux("-f", "/dev/null", "new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(lines), "-s", "w", script); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
 	t.Cleanup(func() { p.tmux("kill-server") })
+	return p, codeFile
+}
+
+// waitExit waits for watch's exit code in codeFile and wants it 0; after
+// says what should have made it exit.
+func (p *tmuxPane) waitExit(codeFile, after string) {
+	p.t.Helper()
+	deadline := time.Now().Add(exitTimeout)
+	for {
+		if b, err := os.ReadFile(codeFile); err == nil && len(b) > 0 {
+			if code := strings.TrimSpace(string(b)); code != "0" {
+				p.t.Fatalf("watch exited %s after %s", code, after)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("watch did not exit after %s:\n%s", after, p.capture())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestWatchInTmux(t *testing.T) {
+	s := startServer(t, "", "")
+	scout, _ := s.open("/root/scout")
+	s.open("/k", "owner", "/root")
+	const cols, lines = 100, 30
+	p, codeFile := startWatch(t, s, cols, lines, false)
 	p.waitFor("╭─ notifications")
+	// The tree comes from thread.list, which watch calls once its events
+	// subscription is answered: a report sent before that would reach the
+	// tree (through the list) but not the notifications panel.
+	p.waitFor("scout g1")
 	title, _ := p.tmux("display-message", "-p", "-t", "w", "#{pane_title}")
 
 	child := s.dial(scout)
@@ -172,17 +206,5 @@ func TestWatchInTmux(t *testing.T) {
 	if out, err := p.tmux("send-keys", "-t", "w", "q"); err != nil {
 		t.Fatalf("send-keys: %v: %s", err, out)
 	}
-	deadline = time.Now().Add(exitTimeout)
-	for {
-		if b, err := os.ReadFile(codeFile); err == nil && len(b) > 0 {
-			if code := strings.TrimSpace(string(b)); code != "0" {
-				t.Fatalf("watch exited %s after q", code)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("watch did not exit after q:\n%s", p.capture())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	p.waitExit(codeFile, "q")
 }

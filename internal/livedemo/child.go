@@ -29,9 +29,9 @@ func dialChild(socket, token string) (*child, error) {
 func (c *child) Close() error { return c.c.Close() }
 
 func (c *child) report(level, source, msg string) error {
-	p := map[string]string{"level": level, "message": msg}
+	p := wire.ReportParams{Level: &level, Message: &msg}
 	if source != "" {
-		p["source"] = source
+		p.Source = &source
 	}
 	err := c.c.Call(wire.MethodDiagnosticReport, p, nil)
 	if e, ok := errors.AsType[*wire.Error](err); ok && e.Code == wire.CodeInvalidParams {

@@ -20,10 +20,17 @@ func TestBlockNotificationsWaitsUntilClose(t *testing.T) {
 	}()
 	done := make(chan error, 1)
 	go func() { done <- c.Call("m", nil, nil) }()
+	// Wait for the queue to fill: the reader then holds the last
+	// notification, and the reply behind it.
+	for deadline := time.Now().Add(10 * time.Second); len(c.notes) < notesBuffer; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s the queue holds %d of %d", len(c.notes), notesBuffer)
+		}
+	}
 	select {
 	case err := <-done:
 		t.Fatalf("the call returned (%v) past a full queue", err)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 	c.Close()
 	select {
@@ -49,8 +56,13 @@ func TestLenient(t *testing.T) {
 	const junk = "not json\n[1,2]\n{\"id\":99,\"result\":{}}\n{\"id\":\"x\",\"result\":{}}\n"
 	for _, lenient := range []bool{true, false} {
 		r, w := io.Pipe()
-		c := New(r, io.Discard, r, Options{Timeout: 5 * time.Second, Lenient: lenient})
-		go w.Write([]byte(junk + `{"id":1,"result":{"ok":true}}` + "\n"))
+		// The junk and the reply go out once the request is written, so
+		// the reply cannot come before its call is pending.
+		reply := writeFunc(func(p []byte) (int, error) {
+			go w.Write([]byte(junk + `{"id":1,"result":{"ok":true}}` + "\n"))
+			return len(p), nil
+		})
+		c := New(r, reply, r, Options{Timeout: 5 * time.Second, Lenient: lenient})
 		var res struct{ OK bool }
 		err := c.Call("m", nil, &res)
 		if lenient && (err != nil || !res.OK) {
@@ -62,3 +74,8 @@ func TestLenient(t *testing.T) {
 		c.Close()
 	}
 }
+
+// writeFunc is an io.Writer that calls itself.
+type writeFunc func(p []byte) (int, error)
+
+func (f writeFunc) Write(p []byte) (int, error) { return f(p) }

@@ -24,8 +24,8 @@ type Options struct {
 	Stdio        bool   // serve the host on stdin/stdout
 	Socket, Data string // the socket ("": none) and the data directory
 	Mode         relay.Mode
-	// MaxPending and MaxConnsPerChild are service.Config's.
-	MaxPending, MaxConnsPerChild int
+	// MaxPending, MaxConnsPerChild and MaxUnsentTotal are service.Config's.
+	MaxPending, MaxConnsPerChild, MaxUnsentTotal int
 	// NoRedaction is serve --redact=off: secrets pass, with a warning at
 	// start (service.Config.NoRedaction).
 	NoRedaction bool
@@ -52,7 +52,8 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 	}
 
 	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
-		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, NoRedaction: o.NoRedaction})
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal,
+		NoRedaction: o.NoRedaction})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

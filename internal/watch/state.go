@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/ring"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
@@ -39,15 +40,15 @@ type State struct {
 	AtLeast map[string]bool // Unread[r] is a lower bound (mailbox.read hit its limit)
 	Lost    uint64          // events the service could not send us
 
-	feed  []Note // ring of at most FeedSize
-	head  int
+	feed  ring.Ring[Note] // the newest FeedSize
 	rows  []Row
 	dirty bool
 }
 
 // NewState returns an empty session.
 func NewState() *State {
-	return &State{Threads: make(map[string]*Thread), Unread: make(map[string]int), AtLeast: make(map[string]bool), dirty: true}
+	return &State{Threads: make(map[string]*Thread), Unread: make(map[string]int), AtLeast: make(map[string]bool),
+		feed: ring.New[Note](FeedSize), dirty: true}
 }
 
 // clean sanitizes a name with no length limit: a thread path may be longer
@@ -153,25 +154,10 @@ func (s *State) Apply(ev wire.Event) {
 	}
 }
 
-func (s *State) push(n Note) {
-	if len(s.feed) < FeedSize {
-		s.feed = append(s.feed, n)
-		return
-	}
-	s.feed[s.head] = n
-	s.head = (s.head + 1) % FeedSize
-}
+func (s *State) push(n Note) { s.feed.Push(n) }
 
 // Feed returns up to n notes, newest first.
-func (s *State) Feed(n int) []Note {
-	n = min(n, len(s.feed))
-	out := make([]Note, 0, n)
-	for i := 0; i < n; i++ {
-		j := (s.head - 1 - i + 2*len(s.feed)) % len(s.feed)
-		out = append(out, s.feed[j])
-	}
-	return out
-}
+func (s *State) Feed(n int) []Note { return s.feed.NewestFirst(n) }
 
 // Recipients returns every recipient of a known thread, sorted.
 func (s *State) Recipients() []string {

@@ -20,11 +20,17 @@ function freshTmp(t) {
   return dir;
 }
 
-test("a private data directory is removed by stop", T, async (t) => {
+// tmpdirFor makes os.tmpdir() a fresh directory for test t.
+function tmpdirFor(t) {
   const tmp = freshTmp(t);
   const saved = process.env.TMPDIR;
   process.env.TMPDIR = tmp;
   t.after(() => (saved === undefined ? delete process.env.TMPDIR : (process.env.TMPDIR = saved)));
+  return tmp;
+}
+
+test("a private data directory is removed by stop", T, async (t) => {
+  const tmp = tmpdirFor(t);
   const host = await Host.start({ bin: diagrelayBin() });
   assert.equal(path.dirname(host.data), tmp);
   assert.equal(host.socket, path.join(host.data, "s"));
@@ -35,10 +41,7 @@ test("a private data directory is removed by stop", T, async (t) => {
 });
 
 test("a private data directory is removed when the service dies", T, async (t) => {
-  const tmp = freshTmp(t);
-  const saved = process.env.TMPDIR;
-  process.env.TMPDIR = tmp;
-  t.after(() => (saved === undefined ? delete process.env.TMPDIR : (process.env.TMPDIR = saved)));
+  const tmp = tmpdirFor(t);
   const host = await Host.start({ bin: diagrelayBin() });
   process.kill(host.pid, "SIGKILL");
   await waitFor(() => fs.readdirSync(tmp).length === 0, 5000, "the directory removed");
