@@ -33,6 +33,9 @@ type Options struct {
 	// NoHostToken (--host-socket=off) writes no host token and removes a
 	// stale one: the stdio peer is the only host.
 	NoHostToken bool
+	// NoRedaction is serve --redact=off: secrets pass, with a warning at
+	// start (service.Config.NoRedaction).
+	NoRedaction bool
 	Logger      *slog.Logger
 }
 
@@ -62,7 +65,7 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 
 	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
 		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal,
-		BindPeer: o.BindPeer})
+		BindPeer: o.BindPeer, NoRedaction: o.NoRedaction})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -44,7 +44,7 @@ func TestPrinterShowsPeerAndExit(t *testing.T) {
 	p.Threads([]wire.ThreadInfo{{Path: "/root/b", Open: true, Generation: 1, Exited: &exited, PeerRefused: 1,
 		Peer: &wire.Peer{PID: 7, UID: 0, Exe: "/bin/x\x1b[2J"}}})
 	p.Event(wire.Event{Kind: wire.EventExited, Thread: "/root/b", At: exited, Generation: 1, Peer: &wire.Peer{PID: 7, Exe: "/bin/x"}})
-	want := "thread /root/b open gen 1 diagnostics 0 dropped duplicate 0 rate 0 cap 0 invalid 0 peer pid 7 uid 0 exe /bin/x exited 10:00:01.000 peer_refused 1\n" +
+	want := "thread /root/b open gen 1 diagnostics 0 dropped duplicate 0 rate 0 cap 0 invalid 0 redacted 0 peer pid 7 uid 0 exe /bin/x exited 10:00:01.000 peer_refused 1\n" +
 		"10:00:01.000 exited /root/b gen 1 peer pid 7 uid 0 exe /bin/x\n"
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)

@@ -41,6 +41,7 @@ type Event struct {
 	Reason     string    `json:"reason,omitempty"`     // dropped: a Reason* value
 	Count      uint64    `json:"count,omitempty"`      // lost
 	Peer       *Peer     `json:"peer,omitempty"`       // exited: the process that exited
+	Redacted   Redacted  `json:"redacted,omitempty"`   // delivered, when secrets were redacted from it
 }
 
 // Str is *p, or "" for a member that is absent.

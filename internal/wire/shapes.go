@@ -92,6 +92,7 @@ type Status struct {
 	Generation  uint64       `json:"generation"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	Dropped     Dropped      `json:"dropped"`
+	Redacted    Redacted     `json:"redacted"`
 	// Peer is the bound process of the latest generation, once it said
 	// hello; Exited is when it exited (absent while it lives); PeerRefused
 	// counts hellos its binding refused, over all generations (absent
@@ -99,6 +100,20 @@ type Status struct {
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
 	PeerRefused uint64     `json:"peer_refused,omitempty"`
+}
+
+// Redacted counts the secrets redacted from a thread's delivered reports,
+// by rule id ({} when none): SPEC §12, docs/redaction.md.
+type Redacted map[string]int
+
+// Total is the number of secrets redacted, what watch shows; a negative
+// count (from a confused peer) counts nothing.
+func (r Redacted) Total() int {
+	n := 0
+	for _, v := range r {
+		n += max(v, 0)
+	}
+	return n
 }
 
 // Peer is a bound token's process: its pid and uid, and its executable's
@@ -139,13 +154,14 @@ type Threads struct {
 // ThreadInfo is one entry of thread.list: Status without the diagnostics,
 // which it counts.
 type ThreadInfo struct {
-	Path        string  `json:"path"`
-	Parent      string  `json:"parent"`
-	Owner       string  `json:"owner"`
-	Open        bool    `json:"open"`
-	Generation  uint64  `json:"generation"`
-	Diagnostics int     `json:"diagnostics"`
-	Dropped     Dropped `json:"dropped"`
+	Path        string   `json:"path"`
+	Parent      string   `json:"parent"`
+	Owner       string   `json:"owner"`
+	Open        bool     `json:"open"`
+	Generation  uint64   `json:"generation"`
+	Diagnostics int      `json:"diagnostics"`
+	Dropped     Dropped  `json:"dropped"`
+	Redacted    Redacted `json:"redacted"`
 	// Peer, Exited and PeerRefused are Status's.
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
