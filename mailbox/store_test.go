@@ -84,10 +84,17 @@ func TestStoreCloseWaitsForPosts(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	stored := 0
+	// Close comes once every poster has finished one Post, so that all
+	// eight are posting (or about to) when it does.
+	var started sync.WaitGroup
+	started.Add(8)
 	for p := range 8 {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				err := s.Post(msg("/root", "/root/x", "m", p*1000+i))
+				if i == 0 {
+					started.Done()
+				}
 				if errors.Is(err, ErrClosed) {
 					return
 				}
@@ -101,7 +108,7 @@ func TestStoreCloseWaitsForPosts(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	started.Wait()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
