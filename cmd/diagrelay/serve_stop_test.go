@@ -149,18 +149,8 @@ func TestServeSigtermRemovesDefaultSocket(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		waitSocket(t, socket)
 		deadline := time.Now().Add(exitTimeout)
-		for {
-			if fi, err := os.Lstat(socket); err == nil && fi.Mode()&os.ModeSocket != 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("round %d: no socket at %s; stderr:\n%s", i, socket, stderr.String())
-			}
-			time.Sleep(time.Millisecond)
-		}
 		for i == 0 { // once with the service surely accepting (the file comes at bind, before listen)
 			c, err := net.Dial("unix", socket)
 			if err == nil {
