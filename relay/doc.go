@@ -19,10 +19,14 @@
 //  2. a UI notification (Notifier.Notify) with readable text such as
 //     "/root/x [lint]: message", except in print mode, where the parent
 //     message is the only path and nothing is written to stderr instead.
-//     In that text the source shows only letters, marks and digits of any
-//     script and . _ - / @ : + #, every other character as "_", so a child
-//     cannot forge the frame ("lint]: ok /root [system"); the parent
-//     message and the status keep the sanitized source as it is;
+//     In that text the source (FrameSource) shows only letters, marks and
+//     digits of any script and . _ - / @ : + #, every other character and
+//     every Grapheme_Cluster_Break=Prepend character as "_", and starts
+//     with a letter or digit, so a child cannot forge the frame ("lint]:
+//     ok /root [system", a leading mark on the "[", a Prepend character
+//     gluing the "]"); watch frames sources with the same function. A
+//     source of which the frame keeps nothing shows as no source. The
+//     parent message and the status keep the sanitized source as it is;
 //  3. the thread's Status: the 20 newest delivered reports and the drop
 //     counters.
 //

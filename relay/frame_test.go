@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/relay"
@@ -29,6 +30,15 @@ func TestNotificationSourceCannotForgeTheFrame(t *testing.T) {
 		{"tab and non-breaking space", "a\tb\u00a0c", "a_b_c"},
 		{"allowed punctuation", "my-ext_v1.2/lint@host:+#", "my-ext_v1.2/lint@host:+#"},
 		{"letters, marks and digits of any script", "проверка-é-٣-日本", "проверка-é-٣-日本"},
+		// SPEC §5.1, §7 item 1: it starts with a letter or digit, and no
+		// Prepend character glues the closing bracket into its cluster.
+		{"leading marks would combine with the bracket", "\u0338\u20e5lint", "lint"},
+		{"leading punctuation", "--x.y", "x.y"},
+		{"leading symbols", "✓ lint", "lint"},
+		{"a leading digit stays", "3d", "3d"},
+		{"a Prepend letter at the end", "lint\u0d4e", "lint_"},
+		{"a Prepend letter at the start", "\u0d4elint", "lint"},
+		{"an Arabic number sign (format, removed by the sanitizer)", "\u0600lint", "lint"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, relay.ModeRPC)
@@ -58,6 +68,39 @@ func TestNotificationSourceCannotForgeTheFrame(t *testing.T) {
 				t.Errorf("parent message %q has no source", in[0].Text)
 			}
 		})
+	}
+}
+
+// A source of which the frame keeps nothing is shown as no source: the
+// notification has no brackets at all, and the parent message and status
+// still carry it.
+func TestNotificationSourceWithNothingToFrame(t *testing.T) {
+	r := newRig(t, relay.ModeRPC)
+	rt := r.open(t, "/root/x", "", "")
+	if _, err := rt.Report(report("warning", "m", "✓✓ --")); err != nil {
+		t.Fatal(err)
+	}
+	if shown := r.ui.all(); len(shown) != 1 || shown[0].Text != "/root/x: m" {
+		t.Fatalf("notifications %+v, want one /root/x: m", shown)
+	}
+	if in := r.inbox(t, "/root"); len(in) != 1 || in[0].Source != "✓✓ --" {
+		t.Errorf("mailbox %+v", in)
+	}
+}
+
+// FrameSource's result always starts with a letter or digit and holds
+// only the characters the frame allows, whatever the source.
+func TestFrameSourceShape(t *testing.T) {
+	for _, src := range []string{"", "a", "_a", "\u0300", "\u0d4e\u0d4e", "a\u0d4e\u0301", "١٢", "ـa", "#1", "@x"} {
+		got := relay.FrameSource(src)
+		for i, c := range got {
+			if i == 0 && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+				t.Errorf("FrameSource(%+q) = %+q starts with %U", src, got, c)
+			}
+			if sanitize.IsPrepend(c) {
+				t.Errorf("FrameSource(%+q) = %+q holds Prepend %U", src, got, c)
+			}
+		}
 	}
 }
 
@@ -117,6 +160,49 @@ func TestStatusRecipient(t *testing.T) {
 	for path, want := range map[string]string{"/root/x": "/root", "/k": "/root/x", "/k/l": "/k"} {
 		if got := r.status(t, path).Recipient(); got != want {
 			t.Errorf("%s: Recipient() = %q, want %q", path, got, want)
+		}
+	}
+}
+
+// Issue 19 channel 5, frame lookalikes: a payload in the marks and
+// punctuation before a source's first letter (which would combine with
+// the frame's "[" or pass for its own decoration). The decoder reads it
+// back from the source, and nothing from the frame: every payload gives
+// the same frame.
+func TestFrameLookalikesCarryNothing(t *testing.T) {
+	encode := func(p []byte) string {
+		var b strings.Builder
+		for _, c := range p {
+			for k := 6; k >= 0; k -= 2 {
+				b.WriteRune([]rune{0x0338, 0x20E5, '-', '.'}[c>>k&3])
+			}
+		}
+		return b.String() + "lint"
+	}
+	decode := func(s string) []byte {
+		var out []byte
+		var c byte
+		n := 0
+		for _, r := range s {
+			d := strings.IndexRune("\u0338\u20e5-.", r)
+			if d < 0 {
+				break
+			}
+			// IndexRune gives byte offsets: U+0338 at 0, U+20E5 at 2.
+			c = c<<2 | byte(map[int]int{0: 0, 2: 1, 5: 2, 6: 3}[d])
+			if n++; n == 4 {
+				out, c, n = append(out, c), 0, 0
+			}
+		}
+		return out
+	}
+	for _, p := range [][]byte{{0}, {0xFF}, {0x1B, 0x9C}, []byte("pwned")} {
+		src := sanitize.Source(encode(p))
+		if got := decode(src); string(got) != string(p) {
+			t.Fatalf("the decoder does not read the sanitized source: %x, want %x", got, p)
+		}
+		if got := relay.FrameSource(src); got != "lint" || len(decode(got)) != 0 {
+			t.Errorf("payload %x: frame %+q", p, got)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/sanitize"
 )
 
 // untrustedLabel is the fixed wording that tells the parent model a parent
@@ -38,31 +39,43 @@ func MessageText(from string, r diag.Report) string {
 }
 
 // notificationText returns the readable UI text for a report from thread
-// from: "/root/x [lint]: message", or "/root/x: message" with no source.
-//
-// A child must not be able to forge the frame of this text (a source such
-// as "lint]: ok /root [system" would otherwise read as a second thread's
-// notification), so the source shows only letters, marks and digits of any
-// script and the characters . _ - / @ : + #; every other character of it
-// shows as "_". The parent message and the status keep the source as it
-// was sanitized.
+// from: "/root/x [lint]: message", or "/root/x: message" with no source
+// (or one of which FrameSource keeps nothing).
 func notificationText(from string, r diag.Report) string {
-	if r.Source == "" {
-		return from + ": " + r.Message
+	if src := FrameSource(r.Source); src != "" {
+		return from + " [" + src + "]: " + r.Message
 	}
-	return from + " [" + frameSafe(r.Source) + "]: " + r.Message
+	return from + ": " + r.Message
 }
 
-// frameSafe applies the notification's source rule of notificationText.
-func frameSafe(source string) string {
-	return strings.Map(func(c rune) rune {
-		switch {
-		case unicode.IsLetter(c), unicode.IsMark(c), unicode.IsDigit(c),
-			strings.ContainsRune("._-/@:+#", c):
-			return c
+// FrameSource returns a sanitized source as it is shown inside the
+// brackets of a frame: the notification text, and every line of watch
+// that shows a source. A child must not be able to forge the frame (a
+// source such as "lint]: ok /root [system" would otherwise read as a
+// second thread's notification), so:
+//
+//   - the source shows only letters, marks and digits of any script and
+//     the characters . _ - / @ : + #; every other character shows as "_";
+//   - a Grapheme_Cluster_Break=Prepend character shows as "_" too, since
+//     it would glue the closing "]" into its cluster ("lint\u0d4e");
+//   - it starts with a letter or a digit: what comes before the first one
+//     (marks that would combine with the frame's own "[", punctuation, and
+//     what shows as "_") is dropped, so it may be empty.
+//
+// The parent message and the status keep the source as it was sanitized.
+func FrameSource(source string) string {
+	var b strings.Builder
+	for _, c := range source {
+		ok := unicode.IsLetter(c) || unicode.IsMark(c) || unicode.IsDigit(c) || strings.ContainsRune("._-/@:+#", c)
+		if !ok || sanitize.IsPrepend(c) {
+			c = '_'
 		}
-		return '_'
-	}, source)
+		if b.Len() == 0 && !(unicode.IsLetter(c) || unicode.IsDigit(c)) {
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // summaryText is the held-back summary's text for n notifications.

@@ -6,8 +6,18 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// maxNonStarters is the Stream-Safe Text Format limit (UAX #15) that norm
-// enforces by inserting U+034F; the cleaner drops the excess instead.
+// maxMarks is the number of combining marks a grapheme cluster keeps: what
+// a terminal cell holds (tmux draws about 10), and more than any script's
+// real text needs (SPEC §5.1 rule 2). It is below the Stream-Safe Text
+// Format limit of 30 (UAX #15) that norm enforces by inserting U+034F, so
+// norm never does.
+const maxMarks = 8
+
+// cellBytes is how many bytes of UTF-8 a terminal cell holds: tmux 3.3a
+// keeps at most 21 and drops what would pass them (see keep).
+const cellBytes = 21
+
+// maxNonStarters is that Stream-Safe Text Format limit of norm.
 const maxNonStarters = 30
 
 // What the last character written to the output was.
@@ -62,6 +72,15 @@ type cleaner[T text] struct {
 	jl     bool  // the last kept character that is not transparent joins to the left
 	k1, k2 uint8 // emoji kinds of the last two kept items
 	noLow  bool  // a ZWJ stands before a virama: no mark may sort before the virama
+
+	nextVirama rune // the virama being kept, while keep judges the joiners before it
+
+	// The bytes (of NFD) in the current terminal cell (see keep), and
+	// whether the cell is the last character of a run, whose count keep
+	// works out when it needs it.
+	cb       int
+	cbStale  bool
+	afterNew bool // the output ends with the U+FFFD of a run of code points after the floor
 }
 
 // text is what the cleaner reads: a string (Clean) or the bytes handed to
@@ -197,7 +216,7 @@ func (c *cleaner[T]) normalize() {
 // joiner, with properties p, and reports whether to write it. It is false
 // for a mark beyond the cap of the grapheme cluster, and once done.
 //
-// The mark count: a grapheme cluster keeps at most maxNonStarters marks,
+// The mark count: a grapheme cluster keeps at most maxMarks marks,
 // counted as norm counts non-starters (their leading non-starters, a
 // starter's trailing ones), plus one for each mark norm does not count (a
 // mark or Extend character of class 0). The count restarts only at a
@@ -207,8 +226,12 @@ func (c *cleaner[T]) normalize() {
 // of UAX #29). Joiners and removed characters never restart it. Since no
 // run of non-starters spans a restart, norm's own stream-safe limit is
 // never reached either.
-func (c *cleaner[T]) keep(p props) bool {
-	if c.noLow && p.has(propLowCCC) {
+func (c *cleaner[T]) keep(p props, n int) bool {
+	// A mark of class 1-8 directly after a virama that a kept ZWJ stands
+	// before would sort before the virama; not after a space or a joiner
+	// that will be written (a starter between them keeps the order), so
+	// the decision is the same on a second pass.
+	if c.noLow && p.has(propLowCCC) && !c.space && !(c.runN > 0 && c.runKeeps(p, true) != [2]bool{}) {
 		return false
 	}
 	base := p.starter() && !p.has(propCont)
@@ -221,8 +244,30 @@ func (c *cleaner[T]) keep(p props) bool {
 	}
 	// Decided before pending joiners are written, so that a dropped
 	// character leaves them pending; a pending joiner may glue.
-	if (!base || c.glue || c.runN > 0) && !c.space && c.ss+add > maxNonStarters {
+	if (!base || c.glue || c.runN > 0 && c.runGlues(p)) && !c.space && c.ss+add > maxMarks {
 		return false
+	}
+	// The terminal cell's bytes: a character that takes a cell starts
+	// one (unless a kept ZWJ joins it to the one before; a spacing mark
+	// counts with its base, a skin tone starts its own, as in tmux), the
+	// rest go into the current one, and a mark that would take the cell
+	// past cellBytes (pending joiners counted if they would be kept) is
+	// removed. Each character counts the bytes of its NFD form: NFC only
+	// ever shrinks a cell, and NFD is the same on a second pass, which so
+	// keeps what the first kept.
+	newCell := !p.has(propZeroWidth) && (!p.has(propCont) || p.has(propEmojiMod)) && (c.k1 != kZWJ || c.space)
+	w := p.nfdBytes()
+	if !newCell {
+		if c.cbStale {
+			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
+		}
+		cb := c.cb
+		if c.space {
+			cb = 1 // the pending space starts the cell
+		}
+		if !base && cb+w+3*c.runN > cellBytes && (c.runN == 0 || cb+w+3*c.runKept(p) > cellBytes) {
+			return false
+		}
 	}
 	if c.runN > 0 && !c.endRun(p, true) {
 		return false
@@ -241,6 +286,11 @@ func (c *cleaner[T]) keep(p props) bool {
 	} else {
 		c.ss += add
 	}
+	if newCell {
+		c.cb, c.cbStale = w, false
+	} else {
+		c.cb += w
+	}
 	if base {
 		c.glue = p.has(propGlue)
 	} else if p.has(propGlue) {
@@ -251,22 +301,43 @@ func (c *cleaner[T]) keep(p props) bool {
 		c.dirty = true
 	}
 	c.prev = prevVisible
+	c.afterNew = false
 	return true
 }
 
 // keepRune writes the kept character src[a:b].
 func (c *cleaner[T]) keepRune(p props, a, b int) {
-	if c.keep(p) {
+	if p.has(propVirama) {
+		c.nextVirama, _ = decode(c.src, a)
+	}
+	if c.keep(p, b-a) {
 		c.copySrc(a, b)
 		c.units += 1 + (b-a)>>2 // 4-byte characters are surrogate pairs
 	}
 }
 
+// replacementProps are the properties of U+FFFD that keep uses.
+const replacementProps = plain | 3<<33 // NFD: itself, 3 bytes
+
 // replacement writes U+FFFD for an invalid byte sequence.
 func (c *cleaner[T]) replacement() {
-	if c.keep(plain) {
+	if c.keep(replacementProps, 3) {
 		c.writeString("\uFFFD")
 		c.units++
+	}
+}
+
+// afterFloor handles a code point assigned after DisplayFloor: each
+// maximal run of them (removed characters and pending joiners between
+// them do not end it) becomes one U+FFFD.
+func (c *cleaner[T]) afterFloor() {
+	if c.afterNew && !c.space {
+		return
+	}
+	if c.keep(replacementProps, 3) {
+		c.writeString("\uFFFD")
+		c.units++
+		c.afterNew = true
 	}
 }
 
@@ -293,7 +364,8 @@ func (c *cleaner[T]) writeSpace() bool {
 		c.writeString(" ")
 	}
 	c.units++
-	c.ss, c.glue, c.noLow = 0, false, false
+	c.ss, c.glue, c.noLow, c.afterNew = 0, false, false, false
+	c.cb, c.cbStale = 1, false
 	c.jl, c.k2, c.k1 = false, c.k1, kOther
 	return true
 }

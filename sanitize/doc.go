@@ -45,11 +45,20 @@
 // unassigned rest of U+E0000-U+E0FFF), noncharacters, variation selectors
 // other than U+FE0E and U+FE0F (U+180B-U+180F, U+FE00-U+FE0D,
 // U+E0100-U+E01EF), private-use characters (Co), and unassigned code
-// points (General_Category Cn in the unicode package of the Go release
-// that builds the program: a terminal draws them as nothing), except those
-// that are Extended_Pictographic: Unicode reserves those ranges for emoji,
-// so emoji newer than the tables survive. Emoji tag sequences lose their
-// tags: 🏴 plus the tags for Scotland becomes 🏴.
+// points (no age in DerivedAge, which agrees with General_Category Cn in
+// the unicode package: a terminal draws them as nothing), the ones
+// Unicode reserves for future emoji included. Emoji tag sequences lose
+// their tags: 🏴 plus the tags for Scotland becomes 🏴.
+//
+// The display floor (SPEC §5.1 rule 1): a code point assigned after
+// DisplayFloor (Unicode 14.0, what glibc 2.35-2.37 and the terminals built
+// on it draw; DerivedAge) is not kept, since such a terminal gives it
+// width -1 and paints nothing: each maximal run of them becomes one
+// U+FFFD, so a reader sees that something was there. Removed characters,
+// escape sequences and pending joiners between two of them do not end a
+// run; a space or a kept character does. One that a rule above removes
+// anyway (the Egyptian format controls of 15.0, say) is removed, not
+// replaced.
 //
 // Invisible characters: U+200C ZWNJ, U+200D ZWJ, U+FE0E and U+FE0F survive
 // only where they have a visible effect, so that they cannot carry a
@@ -62,19 +71,30 @@
 //     an element is an Extended_Pictographic character with its optional
 //     U+FE0F or skin-tone modifier), as in 👨‍👩‍👧 and 🏳️‍🌈; directly after
 //     a virama (Canonical_Combining_Class 9, RFC 5892 Appendix A.2), as in
-//     क्‍ष; directly before a virama after a character of a script that has
-//     one (Bengali র‍্য); and in the joining context of ZWNJ below
-//     (Arabic-script forced joining).
+//     क्‍ष; and directly before a virama after a letter of the virama's
+//     script (Bengali র‍্য). Not between Arabic-script joining letters:
+//     there it changes nothing (SPEC §5.1 rule 3).
 //   - ZWNJ: directly after a virama, or after a letter of Joining_Type L or
 //     D (transparent characters, Joining_Type T and marks, skipped) and
 //     directly before a letter of Joining_Type R or D (RFC 5892 Appendix
 //     A.1): Persian می‌خواهم, and Arabic, Syriac, N'Ko, Mongolian.
-//   - U+FE0E and U+FE0F: directly after a character that has a variation
-//     sequence with that selector in emoji-variation-sequences.txt or
-//     StandardizedVariants.txt (☺︎, ❤️, ©️); after #, * and 0-9 only U+FE0F
-//     and only in a keycap (1️⃣: digit, U+FE0F, U+20E3); and U+FE0F after
-//     an Extended_Pictographic character inside an emoji ZWJ sequence
-//     (before the ZWJ, or as the last element's selector).
+//   - A virama gives a joiner its context only when it follows a letter of
+//     its own script (the scripts of the unicode package), with only
+//     non-starters between, inside the open NFC segment: "a\u1039 ZWNJ b"
+//     keeps no joiner.
+//   - U+FE0F: only where it changes the presentation: directly after a
+//     character whose default is text (Emoji_Presentation=No) and that
+//     has an emoji variation sequence (❤️, ©️, ☺️), or a standardized
+//     variation sequence with U+FE0F (none in 15.0); after #, * and 0-9
+//     only in a keycap (1️⃣: digit, U+FE0F, U+20E3); and after an
+//     Extended_Pictographic character inside an emoji ZWJ sequence (before
+//     the ZWJ, or as the last element's selector). After 😀 or ⌚ it is
+//     removed.
+//   - U+FE0E: directly after a character whose default is emoji
+//     (Emoji_Presentation=Yes) and that has a text variation sequence
+//     (⌚︎), or after one with a standardized variation sequence with
+//     U+FE0E (none in 15.0); never after #, * and 0-9. After ©, ☺ or ↔,
+//     whose default is text already, it is removed.
 //
 // Two of them never stand side by side, except U+FE0F U+200D in an emoji
 // ZWJ sequence: of two, the one whose context holds with the other removed
@@ -90,13 +110,20 @@
 // directly before the right-joining letter (RFC 5892 allows transparent
 // marks there too; a mark after a ZWNJ and before a letter is malformed
 // text), since the decision is made when the next kept character arrives;
-// and when a ZWJ is kept before a virama, a mark of class 1-8 after that
-// virama in the same segment is removed (NFC would move it between the ZWJ
-// and the virama, which would make the result change on a second pass).
+// and when a ZWJ is kept before a virama, a mark of class 1-8 directly
+// after that virama is removed (NFC would move it between the ZWJ and the
+// virama, which would make the result change on a second pass); not after
+// a pending space or a pending joiner that is kept, which stand between
+// them and keep the order (the second edition removed it there too when
+// it came before the first mark, so that "क ZWJ ् SP U+0301 U+093C" lost
+// its nukta only on a second pass: SPEC §5.1 rule 4). Pending joiners
+// make the next letter count toward the marks of the cluster before them
+// only if a ZWJ among them is kept (the fuzzer found an Arabic ZWNJ that
+// did otherwise).
 //
-// Combining marks: a grapheme cluster keeps at most 30 marks in all, the
-// Stream-Safe Text Format limit of UAX #15, and the marks beyond are
-// removed. The count is the one golang.org/x/text/unicode/norm makes for
+// Combining marks: a grapheme cluster keeps at most 8 marks in all (SPEC
+// §5.1 rule 2: what a terminal cell holds, and more than any script's
+// real text needs), the first 8, and the marks beyond are removed. The count is the one golang.org/x/text/unicode/norm makes for
 // non-starters (characters with a non-zero combining class or that combine
 // backward, such as Hangul vowel and final jamo, in their compatibility
 // decompositions: U+0344 counts two; a starter brings its trailing ones),
@@ -109,8 +136,23 @@
 // virama or a kept ZWJ (which UAX #29 may join to what follows: GB9b, GB6,
 // GB9c, GB11). Where that is more cautious than the segmenter, a cluster
 // may lose marks it could have kept, never keep more. No run of
-// non-starters spans a restart, so norm never has to insert U+034F either,
-// and every run of characters of non-zero class is at most 30 long.
+// non-starters spans a restart, so norm never has to insert U+034F either
+// (its Stream-Safe Text Format limit is 30).
+//
+// Marks a cell can hold: tmux 3.3a keeps at most 21 bytes of UTF-8 in a
+// cell and drops the rest unseen, which the 8 marks pass when they take 3
+// bytes each (a Devanagari base and 8 Devanagari signs are 27). So a mark
+// is also removed when it would take its terminal cell past 21 bytes. A
+// cell is what Width counts as one: a character that takes cells starts
+// one (a skin tone starts its own; a spacing mark stays with its base, a
+// character after a kept ZWJ joins the cell before), and the zero-width
+// characters after it, joiners among them, go into it. Each character
+// counts the bytes of its NFD form: NFC only ever makes a cell shorter,
+// and NFD is the same on a second pass, which so keeps every mark the
+// first kept. Only marks are removed this way, never a base or a joiner:
+// an emoji ZWJ sequence of four or more elements (👨‍👩‍👧‍👦, 25 bytes, one
+// cell in tmux) stays whole as the SPEC requires, and tmux 3.3a draws it
+// with its last element dropped.
 //
 // Whitespace: TAB, LF, VT, FF, CR, U+0085, every other character for
 // which unicode.IsSpace is true (U+00A0, U+2028, U+3000, ...) and U+2800
@@ -138,7 +180,12 @@
 // Clean(Clean(s, n), n) == Clean(s, n). A cut result, less its ellipsis, is
 // a prefix of Clean(s, 0). Text in any script, emoji ZWJ sequences, flags,
 // keycaps, skin tones, text and emoji presentation, Persian ZWNJ and Indic
-// conjuncts pass unchanged when nothing else is wrong.
+// conjuncts pass unchanged when nothing else is wrong (TestRealTextUnchanged
+// lists the cases: Vietnamese, Tibetan stacks, Hebrew with niqqud,
+// Devanagari, Bengali, Malayalam and Sinhala conjuncts and joiners,
+// Persian ZWNJ, Arabic harakat, Thai, Korean, CJK Extension B, polytonic
+// Greek, emoji ZWJ sequences, flags, keycaps, skin tones, presentation
+// selectors, 14.0 emoji).
 //
 // A string that Clean, Message, Source or a Writer returns or hands out is
 // never changed afterwards: the package uses no unsafe. Results that are
@@ -162,6 +209,25 @@
 // Other_Default_Ignorable_Code_Point, combining classes and decompositions
 // come from the unicode and norm packages linked in. Graphemes for the cut
 // follow github.com/clipperhouse/uax29/v2 (Unicode 17 rules).
+//
+// The display floor and the widths: DerivedAge.txt gives displayable
+// (assigned in DisplayFloor or before) and afterFloor (assigned after it),
+// Emoji_Presentation (emoji-data.txt) which selectors count, and
+// EastAsianWidth.txt the two-cell characters of Width. The generator reads
+// DisplayFloor from floor.go, so raising the floor is that line and go
+// generate; TestFloorTables checks the tables were made for the constant
+// and that go generate reproduces ucd_tables.go byte for byte, and
+// TestRaisingTheFloor that a floor of 15.0 changes only the two age
+// tables.
+//
+// # Widths and frames
+//
+// Width and TruncateWidth measure and cut sanitized text in terminal
+// cells as tmux 3.3a on glibc 2.36 lays it out (wcwidth per code point, a
+// code point after a ZWJ drawn in the joiner's cell), for watch's layout;
+// TestPaintedInTmux paints outputs in tmux and checks them cell by cell
+// where tmux is installed. IsPrepend gives relay's source frame the
+// Grapheme_Cluster_Break=Prepend characters it must not show.
 //
 // # Cost
 //
@@ -197,6 +263,10 @@
 // removes or collapses on the way (input that is all removed characters is
 // read to the end); the cut finds its place by dropping characters from
 // the end, from the units the cleaner counted, and segments clusters from
-// a nearby boundary, not from the start. The property tables cover the
-// BMP and plane 1 in 256-character blocks built on first use.
+// a nearby boundary, not from the start. The property tables cover planes
+// 0-3 (the BMP, plane 1, and the CJK extensions B-H of planes 2 and 3) in
+// 256-character blocks built on first use, and runs take the plain
+// characters of all four planes from the UTF-8 bitmaps, so CJK Extension B
+// costs what BMP CJK does (it cost 32 times as many instructions when
+// planes 2 and 3 were classified a character at a time).
 package sanitize

@@ -82,6 +82,8 @@ func (c *cleaner[T]) feed(s T, final bool) int {
 			c.spaceChar(-1)
 		case p.kind() == kindJoiner:
 			c.joiner(r, i)
+		case p.has(propAfterFloor):
+			c.afterFloor()
 		}
 		i += size
 	}

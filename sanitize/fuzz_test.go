@@ -22,9 +22,10 @@ func FuzzClean(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, limit int) {
 		limit %= 1200 // negative: no limit
-		// The bytes themselves, and the bytes read as a sentence of
-		// troublesome tokens, which random bytes rarely spell.
-		for _, in := range []string{string(data), tokens(data)} {
+		// The bytes themselves, and the bytes read as sentences of
+		// troublesome tokens, which random bytes rarely spell: mixed, and
+		// one script family at a time (SPEC §5.1 rule 4).
+		for _, in := range []string{string(data), tokens(data), indic(data), arabic(data), emojiText(data)} {
 			out := Clean(in, limit)
 			for _, v := range violations(in, limit, out) {
 				t.Errorf("Clean(%+q, %d) = %+q: %s", in, limit, out, v)
@@ -62,10 +63,39 @@ var fuzzTokens = [...]string{
 	"\u20DD", "\u093E", "\u0E31", "#", "*", "\u0D4E", "\u263A", "\u2764", "\U0001F441", "\U0001F5E8",
 }
 
-func tokens(data []byte) string {
+func tokens(data []byte) string { return spell(data, fuzzTokens[:]) }
+
+// Script generators: the bytes read as text of one family, so that the
+// fuzzer spends its time on the contexts of the joiner and mark rules
+// (viramas after letters of their own script or another, nuktas and other
+// low-class marks around them, ZWJ and ZWNJ anywhere, spaces between).
+var (
+	indicTokens = []string{
+		"क", "ष", "र", "्", "़", "ा", "ि", "ँ", "ं", "॑", "́",
+		"ক", "য", "র", "্", "়", "া", "ত্", "ঃ",
+		"க", "்", "ಕ", "್", "಼", "ක", "්", "က", "္", "်", "ཀ", "྄", "ྒ",
+		"a", " ", "‍", "‌", "‍‌", "ൎ", "്", "ന",
+	}
+	arabicTokens = []string{
+		"ب", "ر", "ی", "م", "خ", "و", "ا", "ه", "ل", "ـ", "ك", "ـ",
+		"َ", "ُ", "ِ", "ّ", "ْ", "ٰ", "ٔ", "ٕ", "ٓ",
+		"‌", "‍", "‎", "؜", "؀", "۝", " ", "a", "١", "ܐ", "ܒ", "ܑ", "ߊ", "ߋ", "ᠠ", "ᠡ",
+	}
+	emojiTokens = []string{
+		"👨", "👩", "👧", "🏳", "🌈", "❤", "🔥", "👁", "🗨", "☺", "⌚", "©", "#", "1", "*",
+		"️", "︎", "‍", "⃣", "🏻", "🏽", "🇯", "🇵", "🏴", "󠁧", "󠁿",
+		"🫨", "🰀", "𱍐", "́", " ", "a",
+	}
+)
+
+func indic(data []byte) string     { return spell(data, indicTokens) }
+func arabic(data []byte) string    { return spell(data, arabicTokens) }
+func emojiText(data []byte) string { return spell(data, emojiTokens) }
+
+func spell(data []byte, toks []string) string {
 	var b []byte
 	for _, c := range data {
-		b = append(b, fuzzTokens[int(c)%len(fuzzTokens)]...)
+		b = append(b, toks[int(c)%len(toks)]...)
 	}
 	return string(b)
 }
@@ -125,12 +155,13 @@ func TestRandomTokenSentences(t *testing.T) {
 	if testing.Short() {
 		n = 2000
 	}
-	for range n {
+	gens := []func([]byte) string{tokens, indic, arabic, emojiText}
+	for k := range n {
 		data := make([]byte, rng.IntN(60))
 		for i := range data {
 			data[i] = byte(rng.IntN(256))
 		}
-		in := tokens(data)
+		in := gens[k%len(gens)](data)
 		limit := []int{0, 1, 2, 3, 5, 8, 13, 40}[rng.IntN(8)]
 		out := Clean(in, limit)
 		for _, v := range violations(in, limit, out) {

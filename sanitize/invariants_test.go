@@ -20,7 +20,8 @@ func isJoiner(r rune) bool { return r == 0x200C || r == 0x200D || r == 0xFE0E ||
 // removedRune reports whether r belongs to a class that must never appear in
 // the output: controls, ESC and C1, format characters but the joiners,
 // default ignorables, noncharacters, other variation selectors, private use,
-// and unassigned code points that are not reserved for emoji.
+// unassigned code points (those reserved for emoji too), and those assigned
+// after the display floor (which become U+FFFD).
 func removedRune(r rune) bool {
 	switch {
 	case r < 0x20 || r == 0x7F || 0x80 <= r && r <= 0x9F:
@@ -28,7 +29,9 @@ func removedRune(r rune) bool {
 	case isJoiner(r):
 		return false
 	case !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs):
-		return !unicode.Is(extPict, r) // Cn
+		return true // Cn
+	case unicode.Is(afterFloor, r):
+		return true
 	}
 	return unicode.In(r, unicode.Cf, unicode.Co, unicode.Other_Default_Ignorable_Code_Point,
 		unicode.Noncharacter_Code_Point, unicode.Variation_Selector)
@@ -72,15 +75,26 @@ func joinerViolation(rs []rune, k int) string {
 		return false
 	}
 	joining := next >= 0 && unicode.Is(joinsRight, next) && joinsLeftBefore()
+	// A virama counts only after a letter of its own script, marks
+	// between (SPEC §5.1 rule 3).
+	letterBefore := func(i int, virama rune) bool {
+		for ; i >= 0; i-- {
+			if q := rs[i]; norm.NFC.PropertiesString(string(q)).BoundaryBefore() {
+				return unicode.IsLetter(q) && sameScript(q, virama)
+			}
+		}
+		return false
+	}
+	afterVirama := ccc(prev) == 9 && letterBefore(k-2, prev)
 	ext := func(r rune) bool { return r >= 0 && unicode.Is(extPict, r) }
 	elementEnd := ext(prev) || (prev == 0xFE0F || unicode.Is(emojiModifier, prev)) && ext(at(k-2))
 	keycap := prev == '#' || prev == '*' || '0' <= prev && prev <= '9'
 	ok := false
 	switch r {
 	case 0x200C:
-		ok = ccc(prev) == 9 || joining
+		ok = afterVirama || joining
 	case 0x200D:
-		ok = ccc(prev) == 9 || ccc(next) == 9 && unicode.IsOneOf(viramaScripts, prev) || elementEnd && ext(next) || joining
+		ok = afterVirama || ccc(next) == 9 && letterBefore(k-1, next) || elementEnd && ext(next)
 	case 0xFE0E:
 		ok = !keycap && unicode.Is(textVariation, prev)
 	case 0xFE0F:
@@ -127,6 +141,17 @@ func clusterMarks(s string) int {
 	return most
 }
 
+// sameScript reports whether a and b are in the same script of the
+// unicode package.
+func sameScript(a, b rune) bool {
+	for _, t := range unicode.Scripts {
+		if unicode.Is(t, a) {
+			return unicode.Is(t, b)
+		}
+	}
+	return false
+}
+
 func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 
 // violations returns every way out = Clean(in, limit) breaks the contract.
@@ -152,8 +177,8 @@ func violations(in string, limit int, out string) []string {
 			bad("leading, trailing or double space at rune %d", k)
 		}
 		if norm.NFC.PropertiesString(string(r)).CCC() != 0 {
-			if marks++; marks > maxNonStarters {
-				bad("more than %d combining marks in a row at rune %d", maxNonStarters, k)
+			if marks++; marks > maxMarks {
+				bad("more than %d combining marks in a row at rune %d", maxMarks, k)
 			}
 		} else {
 			marks = 0
@@ -167,8 +192,17 @@ func violations(in string, limit int, out string) []string {
 			}
 		}
 	}
-	if n := clusterMarks(out); n > maxNonStarters {
+	if n := clusterMarks(out); n > maxMarks {
 		bad("%d marks in one grapheme cluster", n)
+	}
+	// No terminal cell past the 21 bytes tmux holds, but for an emoji
+	// ZWJ sequence, which the SPEC keeps whole.
+	if _, over := tmuxCells(out); len(over) > 0 {
+		for _, c := range over {
+			if !strings.Contains(c, "\u200D") {
+				bad("a cell of %d bytes: %+q", len(c), c)
+			}
+		}
 	}
 	if !norm.NFC.IsNormalString(out) {
 		bad("not NFC")

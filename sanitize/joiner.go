@@ -1,6 +1,9 @@
 package sanitize
 
-import "unicode/utf8"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // The four invisible characters (U+200C ZWNJ, U+200D ZWJ, U+FE0E, U+FE0F)
 // survive only where they have a visible effect; anywhere else they could
@@ -63,32 +66,15 @@ func (c *cleaner[T]) joiner(r rune, at int) {
 // are removed whole. So a run of joiners cannot encode anything but which
 // single joiner the context allows.
 func (c *cleaner[T]) endRun(next props, hasNext bool) bool {
-	n := c.runN
+	keep := c.runKeeps(next, hasNext)
+	n := min(c.runN, 2) // three or more keep nothing
 	c.runN = 0
-	if !c.runOK || n > 2 {
-		return true
-	}
-	if c.dirty {
-		// The character before the joiners is judged in NFC order.
-		c.normalize()
-	}
-	prev := lookup(c.lastRune())
-	var keep [2]bool
-	a, b := c.run[0], c.run[1]
-	switch {
-	case n == 1:
-		keep[0] = c.allowed(a, prev, next, hasNext)
-	case a == vs16 && b == zwj && c.k1 == kExt && hasNext && next.has(propExtPict):
-		keep = [2]bool{true, true}
-	default:
-		ka, kb := c.allowed(a, prev, next, hasNext), c.allowed(b, prev, next, hasNext)
-		if ka != kb {
-			keep = [2]bool{ka, kb}
-		}
-	}
 	for k := range n {
 		if !keep[k] {
 			continue
+		}
+		if c.cbStale { // the cell of a run's last character, before the joiner joins it
+			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
 		}
 		if !c.boundary() {
 			return false
@@ -102,6 +88,8 @@ func (c *cleaner[T]) endRun(next props, hasNext bool) bool {
 		}
 		c.units++
 		c.prev = prevJoiner
+		c.afterNew = false
+		c.cb += 3
 		c.noLow = false
 		c.jl = false
 		kind := kOther
@@ -118,6 +106,56 @@ func (c *cleaner[T]) endRun(next props, hasNext bool) bool {
 	return true
 }
 
+// runKeeps reports which of the pending joiners endRun keeps before the
+// kept character with properties next (if hasNext). It changes nothing but
+// the normalization of the open segment, which endRun would do anyway.
+func (c *cleaner[T]) runKeeps(next props, hasNext bool) (keep [2]bool) {
+	n := c.runN
+	if !c.runOK || n > 2 {
+		return keep
+	}
+	if c.dirty {
+		// The character before the joiners is judged in NFC order.
+		c.normalize()
+	}
+	prev := lookup(c.lastRune())
+	a, b := c.run[0], c.run[1]
+	switch {
+	case n == 1:
+		keep[0] = c.allowed(a, prev, next, hasNext)
+	case a == vs16 && b == zwj && c.k1 == kExt && hasNext && next.has(propExtPict):
+		keep = [2]bool{true, true}
+	default:
+		ka, kb := c.allowed(a, prev, next, hasNext), c.allowed(b, prev, next, hasNext)
+		if ka != kb {
+			keep = [2]bool{ka, kb}
+		}
+	}
+	return keep
+}
+
+// runGlues reports whether endRun would keep a ZWJ before the kept
+// character with properties next, which then continues the cluster (GB11,
+// GB9c): only then do pending joiners make next count toward the marks of
+// the cluster before them.
+func (c *cleaner[T]) runGlues(next props) bool {
+	k := c.runKeeps(next, true)
+	return k[0] && c.run[0] == zwj || k[1] && c.run[1] == zwj
+}
+
+// runKept returns how many of the pending joiners endRun would keep
+// before the kept character with properties next.
+func (c *cleaner[T]) runKept(next props) int {
+	k := c.runKeeps(next, true)
+	n := 0
+	for _, ok := range k {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
 // allowed reports whether the joiner r has a visible effect between the
 // kept character before it (prev, in NFC order) and the one after it
 // (next, if hasNext).
@@ -127,24 +165,27 @@ func (c *cleaner[T]) allowed(r rune, prev, next props, hasNext bool) bool {
 		// After a virama, or between a letter that joins to the left and
 		// one that joins to the right, transparent marks skipped on the
 		// left (RFC 5892 Appendix A.1).
-		return prev.has(propVirama) || c.jl && hasNext && next.has(propJoinsRt)
+		return prev.has(propVirama) && c.viramaAfterLetter() ||
+			c.jl && hasNext && next.has(propJoinsRt)
 	case zwj:
 		// After a virama (RFC 5892 Appendix A.2), or before one after a
-		// character of a script that has one (Bengali র‍্য), between two
-		// emoji elements, or in the joining context above (Arabic-script
-		// forced joining).
-		return prev.has(propVirama) ||
-			hasNext && (next.has(propVirama) && prev.has(propViramaScript) ||
-				(c.k1 == kExt || c.k1 == kElem) && next.has(propExtPict) ||
-				c.jl && next.has(propJoinsRt))
+		// letter of the virama's script (Bengali র‍্য), or between two
+		// emoji elements. Not in Arabic-script joining contexts: there a
+		// ZWJ between two joining letters changes nothing (SPEC §5.1
+		// rule 3).
+		return prev.has(propVirama) && c.viramaAfterLetter() ||
+			hasNext && (next.has(propVirama) && c.letterOf(c.nextVirama) ||
+				(c.k1 == kExt || c.k1 == kElem) && next.has(propExtPict))
 	case vs15:
+		// textVariation holds only the characters whose default is emoji
+		// (or that have a standardized sequence with U+FE0E).
 		return prev.has(propTextVS) && !prev.has(propKeycap)
 	case vs16:
 		if prev.has(propKeycap) {
 			return hasNext && next.has(propKeycapEnd)
 		}
-		// A variation sequence, or the last element of an emoji ZWJ
-		// sequence.
+		// A variation sequence after a text-default character
+		// (emojiVariation), or the last element of an emoji ZWJ sequence.
 		return prev.has(propEmojiVS) || c.k1 == kExt && c.k2 == kZWJ
 	}
 	return false
@@ -163,4 +204,68 @@ func (c *cleaner[T]) lastRune() rune {
 func lastRuneOf[S text](s S) rune {
 	r, _ := utf8.DecodeLastRuneInString(string(s[max(0, len(s)-utf8.UTFMax):]))
 	return r
+}
+
+// viramaAfterLetter reports whether the virama that ends the output follows
+// a letter of its own script, with only non-starters (marks) between: a
+// virama gives a joiner its context only there (SPEC §5.1 rule 3: "a\u1039
+// ZWNJ b" keeps no joiner).
+func (c *cleaner[T]) viramaAfterLetter() bool {
+	var buf [tailMax]byte
+	t := c.tail(&buf)
+	v, n := utf8.DecodeLastRune(t)
+	return c.letterBefore(t[:len(t)-n], v)
+}
+
+// letterOf reports whether the output ends with a letter of the script of
+// the virama v, with only non-starters after it.
+func (c *cleaner[T]) letterOf(v rune) bool {
+	var buf [tailMax]byte
+	return c.letterBefore(c.tail(&buf), v)
+}
+
+// letterBefore walks back over the non-starters at the end of t to the
+// starter before them and reports whether it is a letter of v's script.
+func (c *cleaner[T]) letterBefore(t []byte, v rune) bool {
+	for len(t) > 0 {
+		r, n := utf8.DecodeLastRune(t)
+		t = t[:len(t)-n]
+		if p := lookup(r); p.starter() {
+			sc := scriptOf(v)
+			return sc != nil && unicode.IsLetter(r) && unicode.Is(sc, r)
+		}
+	}
+	return false
+}
+
+// scriptOf returns the table of the script with a virama that r is in, or
+// nil.
+func scriptOf(r rune) *unicode.RangeTable {
+	for _, t := range viramaScripts {
+		if unicode.Is(t, r) {
+			return t
+		}
+	}
+	return nil
+}
+
+// tailMax bounds the output tail the virama rule reads: a starter and the
+// marks a cluster keeps (maxMarks of at most 4 bytes each, a virama and a
+// mark norm counts twice among them).
+const tailMax = 4 * (maxMarks + 4)
+
+// tail copies the last bytes of the output into buf, at most tailMax of
+// them and none before the open NFC segment (a Writer may have written
+// out what comes before it, so Clean and Writer see the same), and returns
+// them.
+func (c *cleaner[T]) tail(buf *[tailMax]byte) []byte {
+	span := c.src[c.lo:c.hi]
+	from := max(c.seg, c.olen()-tailMax)
+	n := 0
+	if from < len(c.out) {
+		n = copy(buf[:], c.out[from:])
+		from = len(c.out)
+	}
+	n += copy(buf[n:], span[from-len(c.out):])
+	return buf[:n]
 }

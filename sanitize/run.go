@@ -34,6 +34,7 @@ func (c *cleaner[T]) textRun(s T, i int) int {
 	if c.space && !c.writeSpace() { // (feed sends no pending joiners here)
 		return i
 	}
+	c.afterNew, c.cbStale = false, true
 	if (c.dirty || c.limit > 0) && !c.boundarySlow() {
 		return i
 	}

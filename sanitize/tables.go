@@ -21,8 +21,8 @@ import (
 //	bits 4-5  leading non-starters, in norm's stream-safe counting
 //	bits 6-7  trailing non-starters, in norm's stream-safe counting
 //	bits 8-   the contexts of the joiner rule and the grapheme-cluster mark
-//	          count, below
-type props uint32
+//	          count, below (bits 24-31: the combining class)
+type props uint64
 
 const (
 	kindKeep   props = 0
@@ -51,10 +51,13 @@ const (
 	propCount props = 1 << 20 // a starter that counts as one mark (a mark norm does not count)
 	propGlue  props = 1 << 21 // what follows continues the cluster: Prepend, Hangul L, virama
 
-	propViramaScript props = 1 << 22 // in a script with a virama: a ZWJ may stand between it and a virama
+	propAfterFloor props = 1 << 22 // assigned after DisplayFloor (kind remove): a run of them becomes U+FFFD
 
 	propNoDecomp props = 1 << 23 // no canonical decomposition (the fast NFC path, nfc.go)
 	// bits 24-31: Canonical_Combining_Class
+
+	propZeroWidth props = 1 << 32 // takes no cell of its own (Width): it goes into the cell before it
+	// bits 33-37: the length of its NFD form in UTF-8 (see cleaner.keep)
 
 	// plain is the common case: a kept, NFC-stable starter with no
 	// non-starters in its decomposition.
@@ -68,14 +71,17 @@ func (p props) lead() int        { return int(p>>4) & 3 }
 func (p props) trail() int       { return int(p>>6) & 3 }
 func (p props) has(q props) bool { return p&q != 0 }
 func (p props) ccc() uint8       { return uint8(p >> 24) }
+func (p props) nfdBytes() int    { return int(p>>33) & 31 }
 
-// The properties of the BMP and plane 1 (emoji, historic scripts) are kept
-// in 256-entry blocks built on first use, so that a program pays only for
-// the scripts it meets (about 20µs a block); higher code points are
-// classified on the fly, which is rare enough not to matter. Everything is
-// derived from the unicode and norm packages linked into the program, so
-// it always agrees with the NFC implementation used.
-const tableSize = 0x20000
+// The properties of planes 0-3 (the BMP, plane 1's emoji and historic
+// scripts, the CJK extensions B-H of planes 2 and 3) are kept in 256-entry
+// blocks built on first use, so that a program pays only for the scripts
+// it meets (about 20µs a block); higher code points (tags, selectors,
+// private use) are classified on the fly, which is rare enough not to
+// matter. Everything is derived from the unicode and norm packages linked
+// into the program and the generated tables, so it always agrees with the
+// NFC implementation used.
+const tableSize = 0x40000
 
 var (
 	blocks   [tableSize >> 8]atomic.Pointer[[256]props]
@@ -87,17 +93,18 @@ var (
 // by their UTF-8 form so that a run tests a character without assembling
 // its code point: bit b1&0x3F of plain2[b0&0x1F] is for the character
 // b0 b1, bit b2&0x3F of plain3[(b0&0x0F)<<6|b1&0x3F] for b0 b1 b2, and bit
-// b3&0x3F of plain4[(b1&0x0F)<<6|b2&0x3F] for F0 b1 b2 b3 (b1 9x). A bit
+// b3&0x3F of plain4[(b1&0x3F)<<6|b2&0x3F] for F0 b1 b2 b3 (b1 90-BF:
+// planes 1-3; the index is the code point shifted right by 6). A bit
 // is set when the block of its character is built, so a clear bit means
 // "not plain, or not known yet" and the caller takes the slow path, which
 // builds the block. Bits are set only for the code points the form
 // encodes (U+0080-U+07FF; U+0800-U+FFFF less the surrogates, which are
-// removed; U+10000-U+1FFFF), so an overlong form or a surrogate never
-// finds one.
+// removed; U+10000-U+3FFFF), so an overlong form (F0 8x) or a surrogate
+// never finds one.
 var (
 	plain2 [1 << 5]atomic.Uint64
 	plain3 [1 << 10]atomic.Uint64
-	plain4 [1 << 10]atomic.Uint64
+	plain4 [1 << 12]atomic.Uint64
 )
 
 // plainLen returns the length of the character whose UTF-8 form w starts
@@ -105,8 +112,8 @@ var (
 // it is not ASCII, or 0. It is written as two functions that each get
 // inlined: callers write plainLenBMP(w), then plainLen1(w) if that is 0.
 func plainLen1(w uint32) int {
-	if w&0xC0C0F0FF == 0x808090F0 { // 11110000 1001xxxx 10xxxxxx 10xxxxxx
-		return int(plain4[(w>>8&0x0F)<<6|w>>16&0x3F].Load()>>(w>>24&0x3F)&1) * 4
+	if w&0xC0C0C0FF == 0x808080F0 { // 11110000 10xxxxxx 10xxxxxx 10xxxxxx
+		return int(plain4[(w>>8&0x3F)<<6|w>>16&0x3F].Load()>>(w>>24&0x3F)&1) * 4
 	}
 	return 0
 }
@@ -155,8 +162,8 @@ func buildBlock(i rune) *[256]props {
 			plain2[r>>6].Or(1 << (r & 63))
 		case 0x800 <= r && r < 0x10000:
 			plain3[r>>6].Or(1 << (r & 63))
-		case 0x10000 <= r && r < 0x20000:
-			plain4[(r-0x10000)>>6].Or(1 << (r & 63))
+		case 0x10000 <= r && r < 0x40000:
+			plain4[r>>6].Or(1 << (r & 63))
 		}
 	}
 	blocks[i].Store(b)
@@ -171,6 +178,25 @@ func classify(r rune) props {
 }
 
 func kindOf(r rune) props {
+	if k := removedKind(r); k != kindKeep {
+		return k
+	}
+	switch {
+	case unicode.Is(afterFloor, r):
+		// Assigned after DisplayFloor: a terminal of the floor's
+		// generation draws it as nothing (SPEC §5.1 rule 1).
+		return kindRemove | propAfterFloor
+	case !unicode.Is(displayable, r):
+		// Unassigned (DerivedAge has no age for it), the code points
+		// reserved for emoji included: a terminal draws them as nothing.
+		return kindRemove
+	}
+	return kindKeep
+}
+
+// removedKind classifies r by the rules that hold whatever its age: the
+// invisibles, whitespace and the removed categories.
+func removedKind(r rune) props {
 	switch {
 	case r == 0x200C || r == 0x200D || r == 0xFE0E || r == 0xFE0F:
 		return kindJoiner
@@ -184,20 +210,8 @@ func kindOf(r rune) props {
 		unicode.Is(unicode.Noncharacter_Code_Point, r),
 		unicode.Is(unicode.Variation_Selector, r):
 		return kindRemove
-	case !assigned(r) && !unicode.Is(extPict, r):
-		// Unassigned (Cn) in the tables linked in: a terminal draws it as
-		// nothing. The emoji ranges Unicode reserves are kept, so that
-		// emoji newer than the tables survive.
-		return kindRemove
 	}
 	return kindKeep
-}
-
-// assigned reports whether r has a General_Category other than Cn in the
-// unicode package.
-func assigned(r rune) bool {
-	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z,
-		unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs)
 }
 
 // contextProps derives the joiner-rule and cluster bits of r, whose kind
@@ -221,7 +235,7 @@ func contextProps(r rune, p props) props {
 	set(propEmojiVS, unicode.Is(emojiVariation, r))
 	set(propKeycap, r == '#' || r == '*' || '0' <= r && r <= '9')
 	set(propKeycapEnd, r == 0x20E3)
-	set(propViramaScript, unicode.IsOneOf(viramaScripts, r))
+	set(propZeroWidth, cells(r) == 0)
 	if p.kind() != kindKeep {
 		return q
 	}
@@ -257,9 +271,13 @@ func normProps(r rune) props {
 			p |= propStable
 		}
 	}
-	if norm.NFD.Properties(b).Decomposition() == nil {
+	n := len(b)
+	if d := norm.NFD.Properties(b).Decomposition(); d == nil {
 		p |= propNoDecomp
+	} else {
+		n = len(d)
 	}
+	p |= props(min(n, 31)) << 33
 	p |= props(nfc.CCC()) << 24
 	lead, trail := nonStarters(r, b)
 	return p | props(lead)<<4 | props(trail)<<6

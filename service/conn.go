@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bufio"
 	"container/list"
 	"encoding/json"
 	"errors"
@@ -53,8 +52,11 @@ const (
 	stateRevoked
 	// stateGone is a peer disconnected now (conn.kill): its blocked reads
 	// and writes fail. Entered by Serve's accept goroutine (evicting the
-	// oldest pending peer), the hello timer, or whoever queues a reply
-	// over Config.MaxUnsent.
+	// oldest pending peer), the hello timer, whoever queues a frame over
+	// Config.MaxUnsent or over the total budget (budget.go, which may
+	// disconnect another, older non-reader), the writer when a write to
+	// the socket fails, or the loop when its peer has closed its end
+	// (cost.go: its frames left in the socket are not read).
 	stateGone
 	// stateDraining: the loop has ended (input ended, revoked, gone or
 	// Shutdown) or Shutdown has nothing in flight; the writer writes what
@@ -62,7 +64,10 @@ const (
 	// Shutdown).
 	stateDraining
 	// stateClosed: the writer has ended (conn.written, closed by the
-	// writer goroutine); the loop goroutine returns once it sees it.
+	// writer goroutine); the loop goroutine then closes the descriptor,
+	// and only then leaves Server.pending and its token's connections: a
+	// connection counts toward MaxPending and MaxConnsPerChild until its
+	// descriptor is closed.
 	stateClosed
 )
 
@@ -82,9 +87,14 @@ type conn struct {
 	mu        sync.Mutex
 	stopHello func() bool
 
+	// ownCost is what a pending peer is charged to (cost.go).
+	ownCost *costBucket
+
 	qmu      sync.Mutex
-	queue    [][]byte      // frames to write, newline included; guarded by qmu
+	queue    []byte        // frames to write, newlines included, one after another; guarded by qmu
 	unsent   int           // bytes in queue or being written; guarded by qmu
+	budgeted int           // of unsent, bytes counted in Server.budget; guarded by its mu
+	budgetAt *list.Element // in Server.budget.queued while budgeted > 0; guarded by its mu
 	wake     chan struct{} // (1) something was queued
 	room     chan struct{} // (1) the writer took the queue
 	stop     chan struct{} // stateDraining: closed by finish
@@ -97,11 +107,14 @@ type conn struct {
 }
 
 func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
-	c := &conn{s: s, fr: newFrameReader(r), nc: nc, fixedHost: host,
+	c := &conn{s: s, nc: nc, fixedHost: host,
 		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
 		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
+	c.fr = newFrameReader(meteredReader{c: c, r: r})
 	if host {
 		c.state.Store(int32(stateHost))
+	} else {
+		c.ownCost = newCostBucket(float64(s.cfg.CostRate)/pendingCostShare, float64(s.cfg.CostBurst)/pendingCostShare, s.now())
 	}
 	return c
 }
@@ -156,17 +169,23 @@ func (c *conn) isChild() bool {
 func (c *conn) revoked() bool { return c.auth() == stateRevoked }
 
 // serve runs c until its input ends, it is killed or revoked, or Shutdown.
+// Until its descriptor is closed the connection counts toward MaxPending
+// and its token's MaxConnsPerChild, however its peer left.
 func (s *Server) serve(c *conn, w io.Writer) error {
 	go c.writer(w)
 	defer func() {
-		s.forget(c)
-		c.unbind()
 		c.finish() // every queued reply is out before the connection closes
 		if c.nc != nil {
 			// A peer that stopped reading gets a few seconds, not forever.
 			c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		}
 		<-c.written
+		if c.nc != nil {
+			c.nc.Close()
+		}
+		s.budget.forget(c)
+		s.forget(c)
+		c.unbind()
 	}()
 	return c.loop()
 }
@@ -206,10 +225,14 @@ func (c *conn) unbind() {
 // after it may be lost.
 func (c *conn) finish() { c.stopOnce.Do(func() { close(c.stop) }) }
 
+// writer writes what is queued, a batch at a time straight from the
+// queue's buffer: the bytes counted are the bytes held (no per-frame
+// allocations, no copy into a second buffer). A failed write to a socket
+// peer disconnects it: its peer is gone, so nothing more is read either.
 func (c *conn) writer(w io.Writer) {
 	defer close(c.written)
-	bw := bufio.NewWriterSize(w, 16<<10)
 	failed := false
+	var spare []byte
 	for {
 		stopping := false
 		select {
@@ -219,31 +242,28 @@ func (c *conn) writer(w io.Writer) {
 		}
 		c.qmu.Lock()
 		batch := c.queue
-		c.queue = nil
+		c.queue = spare
 		c.qmu.Unlock()
-		n := 0
-		for _, b := range batch {
-			n += len(b)
-			if failed {
-				continue
-			}
-			if _, err := bw.Write(b); err != nil {
-				failed = true
-			}
-		}
 		if !failed && len(batch) > 0 {
-			if err := bw.Flush(); err != nil {
+			if _, err := w.Write(batch); err != nil {
 				failed = true // from here on, frames are dropped: the peer is gone
 				if c.fixedHost {
 					c.s.log.Warn("writing to the host failed", "err", err)
 				} else {
 					c.s.log.Debug("writing to a socket peer failed", "err", err)
+					c.kill()
 				}
 			}
 		}
+		n := len(batch)
 		c.qmu.Lock()
 		c.unsent -= n
 		c.qmu.Unlock()
+		c.s.budget.wrote(c, n)
+		spare = nil
+		if cap(batch) <= keepQueueCap {
+			spare = batch[:0]
+		}
 		select {
 		case c.room <- struct{}{}:
 		default:
@@ -275,16 +295,30 @@ func (c *conn) loop() error {
 			}
 			return err
 		}
+		// A connection over its share waits here, the frame unread, and
+		// pays for the frame before it is decoded (cost.go).
+		c.throttle()
+		if c.revoked() || c.isGone() {
+			return nil
+		}
+		c.charge(CostPerFrame + len(frame))
 		if !c.s.begin() {
 			c.send(encodeReply(nullID, nil, wire.Errorf(wire.CodeShuttingDown, "server is shutting down")))
 			return nil
 		}
 		// The reply is queued after the slot is given back: waiting for a
-		// host that does not read must not hold up anyone else.
-		c.s.sched.acquire()
+		// host that does not read must not hold up anyone else. A host
+		// takes no slot: it is never queued behind children's frames.
+		slot := c.auth() != stateHost
+		if slot {
+			c.s.sched.acquire()
+		}
 		reply := c.handle(frame)
-		c.s.sched.release()
+		if slot {
+			c.s.sched.release()
+		}
 		if reply != nil {
+			c.charge(len(reply))
 			c.send(reply)
 		}
 		c.s.end()
@@ -334,6 +368,9 @@ func (c *conn) isShutting() bool {
 func (c *conn) handle(frame []byte) []byte {
 	req, id, rerr := decodeRequest(frame)
 	if rerr != nil {
+		if id == nil {
+			return nil // a notification gets no reply, not even an error
+		}
 		return encodeReply(id, nil, rerr)
 	}
 	result, rerr := c.dispatch(req)
@@ -359,19 +396,38 @@ func encodeReply(id json.RawMessage, result any, rerr *wire.Error) []byte {
 }
 
 // push queues b unless that would pass Config.MaxUnsent, and reports
-// whether it did. An empty queue always takes b.
-func (c *conn) push(b []byte) bool { return c.pushWithin(b, c.s.cfg.MaxUnsent) }
+// whether it did. An empty queue always takes b. Past the server's total
+// (Config.MaxUnsentTotal), older non-readers are disconnected first, and
+// c itself when it is the oldest.
+func (c *conn) push(b []byte) bool { return c.pushWithin(b, c.s.cfg.MaxUnsent, true) }
 
-// pushWithin is push with a bound of max unsent bytes.
-func (c *conn) pushWithin(b []byte, max int) bool {
+// pushWithin is push with a bound of max unsent bytes; when the total is
+// passed and c is the oldest non-reader, c is disconnected if evictSelf,
+// and b is only refused otherwise.
+func (c *conn) pushWithin(b []byte, max int, evictSelf bool) bool {
+	if c.isGone() {
+		return false
+	}
 	c.qmu.Lock()
 	if c.unsent > 0 && c.unsent+len(b) > max {
 		c.qmu.Unlock()
 		return false
 	}
-	c.unsent += len(b)
-	c.queue = append(c.queue, b)
+	fits, victims := c.s.budget.take(c, len(b))
+	if fits {
+		c.unsent += len(b)
+		c.queue = append(c.queue, b...)
+	}
 	c.qmu.Unlock()
+	for _, v := range victims {
+		c.s.overBudget(v)
+	}
+	if !fits {
+		if evictSelf {
+			c.s.overBudget(c)
+		}
+		return false
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -424,7 +480,7 @@ func (c *conn) notify(method string, params any) error {
 		return nil
 	default:
 	}
-	if !c.push(append(b, '\n')) {
+	if !c.pushWithin(append(b, '\n'), c.s.cfg.MaxUnsent, false) {
 		c.s.stats.notifyDropped.Add(1)
 		return errSlowPeer
 	}

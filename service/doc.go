@@ -48,9 +48,67 @@
 //   - A child token holds at most Config.MaxConnsPerChild connections.
 //   - Connections are served round-robin: each holds one of
 //     Config.Workers slots for one frame, then queues again, so a child
-//     with one frame waits behind at most one frame of each busy peer. A
-//     child whose reports the gate drops is paced (PaceDroppedRate after
-//     PaceDroppedBurst), which bounds what a flood costs everyone else.
+//     with one frame waits behind at most one frame of each busy peer. The
+//     host takes no slot: it never queues behind children. A child whose
+//     reports the gate drops or finds invalid (any kind: wrong type,
+//     missing field, params not an object) is paced (PaceDroppedRate after
+//     PaceDroppedBurst).
+//   - Fairness is by cost, not by frame (cost.go). The measure is bytes of
+//     work: each byte read, each read call (CostPerRead), each frame
+//     (CostPerFrame), each byte of a reply, each byte of report text
+//     sanitized. Bytes, because every stage that costs the server time
+//     (the tokenizer, the params decoder, the sanitizer, the encoder, the
+//     socket) is linear in them once decoding is bounded, and because
+//     they are counted exactly and the same on any machine and any load,
+//     where measured CPU time would charge a child for the noise of its
+//     neighbours; the fixed per-frame and per-read terms price the
+//     dispatch and the system call that bytes alone would make free (tiny
+//     frames, frames written a few bytes at a time). A child token's
+//     connections share one bucket (Config.CostRate, Config.CostBurst), a
+//     pending peer has an eighth of one, a host none; an overdrawn
+//     connection is not read, before hello or after, until its bucket
+//     refills, and waits off the scheduler. Admitted reports are charged
+//     too: the gate admits 5 in 10 s, far inside any share.
+//   - Decoding is bounded before the expensive part: at most
+//     MaxObjectMembers in an object and MaxFrameMembers in a frame, counted
+//     while the tokenizer walks the frame and refused at the first member
+//     over, so no params decoder or name set ever sees thousands of
+//     members: a 64 KiB frame costs its bytes, a few ordinary frames'
+//     worth of work, not the quadratic bookkeeping of 7,000 names.
+//   - One budget holds every byte waiting to be written to all socket
+//     peers (Config.MaxUnsentTotal, budget.go), replies and events, beside
+//     each peer's own bound. Past it, the peers whose writers have gone
+//     longest without progress (the oldest non-readers) are disconnected
+//     first; the stdio host is not counted (one peer, its own bound, and
+//     it cannot be disconnected). Why 1 MiB per peer used to cost about
+//     3 MiB of RSS: the queue was a slice of one allocation per reply (a
+//     60-byte probe reply took a 64- or 128-byte size class, json.Marshal's
+//     result then reallocated by the appended newline, plus a 24-byte slice
+//     header in a doubling array), so live heap was 1.69x the bytes counted
+//     (TestUnsentRepliesCostTheirBytes on the code before, 16 peers at
+//     about 0.6 MiB each), and Go's GC (GOGC=100) lets the heap grow to
+//     twice the live part before collecting: about 3.4x in RSS. The queue
+//     is now one contiguous buffer written straight to the socket, without
+//     a bufio.Writer copy (a spare of at most keepQueueCap is kept, a
+//     larger one dropped once written): 1.20x live (the buffer's growth),
+//     so about 2.4x in RSS, and the total budget bounds the whole.
+//   - A connection counts toward MaxPending and MaxConnsPerChild until its
+//     descriptor is closed, whatever its peer did (a half-closed peer with
+//     replies unread holds its slot during the 5 s the server gives it).
+//     A peer that closed its end entirely (POLLHUP) is dropped at its
+//     next read, or within 100 ms if it is being paced, with whatever it
+//     left in the socket unread: no work for a peer that left. One already
+//     gone when accepted is closed by the accept loop at once; when MaxPending
+//     are waiting, a new peer closes the oldest pending one whose peer has
+//     left (among the 8 oldest), else the oldest. The listen backlog is
+//     Go's, the kernel's somaxconn; under a connect churn that still fills
+//     it, a Unix connect fails with EAGAIN at once and a child dials again
+//     (the harness and tests do).
+//   - Frames are strict about what is not a request too: no reply to a
+//     notification (no id, but "jsonrpc":"2.0" and a method), whatever is
+//     wrong with it; only RFC 8259 whitespace around the object; host
+//     methods and the probes refuse unknown params members, while
+//     diagnostic.report and session.hello ignore them (SPEC §4).
 //   - Errors sent to peers name the field or rule, never a host path, a Go
 //     type or an internal error; those go to Config.Logger, which
 //     NewLimitHandler keeps to a few lines per second.
@@ -72,18 +130,22 @@
 //
 // # Locks
 //
-// A connection's loop holds one of the scheduler's slots (a semaphore)
-// while it handles a frame, and takes it before any lock; a report gives
-// it back while the relay and the mailbox work. Under a slot the lock
-// order is:
+// A child's or pending peer's loop holds one of the scheduler's slots (a
+// semaphore) while it handles a frame, and takes it before any lock; a
+// report gives it back while the relay and the mailbox work; a host takes
+// none. The lock order is:
 //
 //  1. Server.openMu (runtime.open and runtime.close), then any of: the
 //     relay's locks (relay's package doc gives their order), the token
 //     table's mu, or the event hub's mu and then one subscriber's mu.
-//  2. Every other lock is a leaf, held for a few field updates and
+//  2. A conn's qmu (its write queue), then the unsent budget's mu
+//     (budget.go, a leaf): a frame is counted in the total as it is
+//     queued. The peers the budget disconnects are killed after both are
+//     released.
+//  3. Every other lock is a leaf, held for a few field updates and
 //     never while taking another: Server.mu (connections, pending peers,
-//     requests in flight), a conn's mu (its hello timer) and qmu (its
-//     write queue), and the log limiter's.
+//     requests in flight), a conn's mu (its hello timer), a cost bucket's
+//     (cost.go), and the log limiter's.
 //
 // No lock is held while a frame is written or while the relay calls a
 // sink (the mailbox, hostNotifier, the event hub as relay.Observer), and

@@ -23,7 +23,7 @@ const EventQueue = 1024
 
 func (c *conn) threadList(raw []byte) (any, *wire.Error) {
 	var p wire.Empty
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	return wireThreads(c.s.mgr.Threads()), nil
@@ -35,7 +35,7 @@ func (c *conn) threadList(raw []byte) (any, *wire.Error) {
 // subscription starts so that no event in between is missed.
 func (c *conn) eventsSubscribe(raw []byte) (any, *wire.Error) {
 	var p wire.Empty
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	c.s.events.subscribe(c)
@@ -203,7 +203,7 @@ func (s *subscriber) pop(now func() time.Time) (wire.Event, bool) {
 // signal of its own for this, so while the host is behind this looks again
 // every millisecond; a host that keeps up never waits here.
 func (s *subscriber) awaitRoom(b []byte) bool {
-	for !s.c.pushWithin(b, s.c.s.cfg.MaxUnsent/2) {
+	for !s.c.pushWithin(b, s.c.s.cfg.MaxUnsent/2, true) {
 		select {
 		case <-time.After(time.Millisecond):
 		case <-s.c.stop:

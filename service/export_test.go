@@ -1,5 +1,13 @@
 package service
 
+// ConnCount is how many connections s is serving, the stdio host's
+// included: a test's window on descriptors held.
+func ConnCount(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
 // MaxUnsentNow is the most bytes waiting to be written to any one
 // connection: for tests that wait until a peer that does not read has a
 // full queue, instead of sleeping.

@@ -20,14 +20,22 @@ type frameReader struct {
 	buf []byte
 }
 
+// readBuffer is the size of a connection's read buffer: small, so that
+// thousands of connections (or a connect churn) cost little; a large frame
+// takes more reads, each charged (cost.go).
+const readBuffer = 4 << 10
+
 func newFrameReader(r io.Reader) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, 16<<10)}
+	return &frameReader{r: bufio.NewReaderSize(r, readBuffer)}
 }
 
 // next returns the next frame without its line ending ("\n" or "\r\n").
 // The slice is valid until the following call. At the end of input a final
 // unterminated frame is returned, then io.EOF.
 func (f *frameReader) next() ([]byte, error) {
+	if cap(f.buf) > 4*readBuffer {
+		f.buf = nil // a large frame's buffer is not kept for the next
+	}
 	f.buf = f.buf[:0]
 	tooLarge := false
 	for {

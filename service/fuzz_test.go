@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -34,6 +35,10 @@ func FuzzHostStream(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"runtime.open","params":{"path":"/root/a","path":"/root/b"}}` + "\n"))
 	f.Add([]byte(`{"jsonrpc":"2.0","ID":1,"METHOD":"capabilities.probe"}` + "\n" + `[{"jsonrpc":"2.0","id":1,"method":"capabilities.probe"}]`))
 	f.Add(append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":`), bytes.Repeat([]byte("["), 100)...), '\n'))
+	// Notifications that are wrong, whitespace RFC 8259 does not allow,
+	// and frames at and over the member limits.
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"capabilities.probe","method":"x"}` + "\n\f" + `{"jsonrpc":"2.0","id":2,"method":"capabilities.probe"}` + "\u00a0\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"thread.list","params":{"a":{` + strings.Repeat(`"m":0,`, 70) + `"z":0}}}` + "\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		srv := service.New(service.Config{Mailbox: mailbox.NewMemory()})
 		stream := append(append(bytes.Clone(in), '\n'), lastProbe+"\n"...)

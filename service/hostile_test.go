@@ -130,7 +130,8 @@ func TestPendingLimitClosesTheOldest(t *testing.T) {
 // server does not hold its replies in memory without end.
 func TestNonReadingPeerIsDisconnectedOverTheUnsentBound(t *testing.T) {
 	store := newStore(t)
-	e := startConfig(t, service.Config{Mailbox: store, MaxUnsent: 64 << 10}, store)
+	// A share large enough that the flood is not paced before it is over.
+	e := startConfig(t, service.Config{Mailbox: store, MaxUnsent: 64 << 10, CostRate: 1 << 30, CostBurst: 1 << 30}, store)
 	token := e.open("/root/slow")
 	c := rawDial(t, e.socket)
 	fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", token)

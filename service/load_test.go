@@ -150,10 +150,11 @@ func TestShutdownWritesQueuedReplies(t *testing.T) {
 // deadline, and the manager is closed either way.
 func TestShutdownWithAPeerThatDoesNotRead(t *testing.T) {
 	// MaxUnsent above all the replies asked for: the peer is not
-	// disconnected as slow before Shutdown.
+	// disconnected as slow before Shutdown; a share so large that the
+	// peer is not paced before its queue is full.
 	const filled = 1 << 20
 	e := startConfig(t, service.Config{Mode: relay.ModeRPC, Mailbox: mailbox.NewMemory(), HelloTimeout: 2 * time.Second,
-		MaxUnsent: 64 << 20}, nil)
+		MaxUnsent: 64 << 20, CostRate: 1 << 30, CostBurst: 1 << 30}, nil)
 	c, err := net.Dial("unix", e.socket)
 	if err != nil {
 		t.Fatal(err)

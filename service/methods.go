@@ -66,6 +66,13 @@ func (c *conn) dispatch(req *request) (any, *wire.Error) {
 
 func clipName(s string) string { return quoteName(s) }
 
+func ptrOr(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 func required(field, value string) *wire.Error {
 	if value == "" {
 		return wire.Errorf(wire.CodeInvalidParams, "params: field %q is required", field)
@@ -125,7 +132,7 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 
 func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	var p wire.OpenParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("path", p.Path); e != nil {
@@ -145,7 +152,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 		}
 		return nil, wire.Errorf(wire.CodeInvalidParams, "runtime.open: %v", err)
 	}
-	b, old := c.s.tokens.bind(rt, opener)
+	b, old := c.s.tokens.bind(rt, opener, c.s.now())
 	c.s.events.opened(c.s.mgr, rt)
 	if old != nil {
 		c.s.closeOpenedBy(old)
@@ -156,7 +163,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 // onlyPath decodes params that are just {path}.
 func onlyPath(raw []byte) (string, *wire.Error) {
 	var p wire.PathParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return "", e
 	}
 	return p.Path, pathParam("path", p.Path)
@@ -194,7 +201,7 @@ func (c *conn) threadStatus(raw []byte) (any, *wire.Error) {
 
 func (c *conn) mailboxRead(raw []byte) (any, *wire.Error) {
 	var p wire.ReadParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("recipient", p.Recipient); e != nil {
@@ -217,7 +224,7 @@ func (c *conn) mailboxRead(raw []byte) (any, *wire.Error) {
 
 func (c *conn) mailboxAck(raw []byte) (any, *wire.Error) {
 	var p wire.AckParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := decodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("recipient", p.Recipient); e != nil {
@@ -234,7 +241,13 @@ func (c *conn) mailboxAck(raw []byte) (any, *wire.Error) {
 	return wire.AckResult{Acked: n}, nil
 }
 
-func (c *conn) probe([]byte) (any, *wire.Error) {
+// probe answers capabilities.probe and diagnostic.probe, which take no
+// params members.
+func (c *conn) probe(raw []byte) (any, *wire.Error) {
+	var p wire.Empty
+	if e := decodeParamsStrict(raw, &p); e != nil {
+		return nil, e
+	}
 	return wireProbe(capability.Current()), nil
 }
 
@@ -248,7 +261,8 @@ func (c *conn) report(raw []byte) (any, *wire.Error) {
 	rt := c.child.rt
 	var p wire.ReportParams
 	if e := decodeParams(raw, &p); e != nil {
-		rt.Report(nil) // counted as invalid
+		rt.Report(nil) // counted as invalid, and paced as a drop
+		c.paceDropped()
 		return nil, e
 	}
 	payload := make(map[string]any, 3)
@@ -262,9 +276,12 @@ func (c *conn) report(raw []byte) (any, *wire.Error) {
 			payload[f.name] = *f.v
 		case !f.opt:
 			rt.Report(nil)
+			c.paceDropped()
 			return nil, wire.Errorf(wire.CodeInvalidParams, "params: field %q is required (a string)", f.name)
 		}
 	}
+	// The sanitizer goes through the text: that is work too.
+	c.charge(len(*p.Message) + len(ptrOr(p.Source)))
 	// The slot is given back for the report: a delivered one waits for its
 	// mailbox commit, and that wait must not hold up the other children or
 	// keep their posts out of the same commit.

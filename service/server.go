@@ -60,6 +60,16 @@ type Config struct {
 	// MaxUnsent is how many bytes of replies may wait to be written to a
 	// socket peer; a peer over it is disconnected.
 	MaxUnsent int
+	// MaxUnsentTotal is how many bytes of replies and events may wait to
+	// be written to all socket peers together; past it, the peers that
+	// have gone longest without reading are disconnected, oldest first
+	// (budget.go). 0 means DefaultMaxUnsentTotal.
+	MaxUnsentTotal int
+	// CostRate is a child token's share of the server's work, in bytes of
+	// work a second, and CostBurst what it may spend at once (cost.go);
+	// a pending peer gets an eighth of each. 0 means DefaultCostRate and
+	// DefaultCostBurst.
+	CostRate, CostBurst int
 	// Workers is how many connections are served at once (the fair
 	// scheduler's slots); 0 means GOMAXPROCS.
 	Workers int
@@ -74,6 +84,7 @@ type Stats struct {
 	PendingEvicted       uint64 // pending peers closed to make room for a new one
 	HelloTimeouts        uint64 // peers closed at the hello deadline
 	SlowPeers            uint64 // socket peers disconnected over MaxUnsent
+	OverBudget           uint64 // socket peers disconnected over MaxUnsentTotal, oldest non-reader first
 	ConnLimited          uint64 // hellos refused with -32007
 	RevokedClosed        uint64 // connections closed by revocation
 	NotificationsDropped uint64 // ui.notify frames a host did not read in time
@@ -88,7 +99,8 @@ type Server struct {
 	tokens *tokenTable
 	log    *slog.Logger
 	sched  *scheduler
-	events *eventHub // events.subscribe, see events.go
+	budget *unsentBudget // MaxUnsentTotal, see budget.go
+	events *eventHub     // events.subscribe, see events.go
 
 	// openMu makes runtime.open (Open, then bind its token) and
 	// runtime.close (revoke, then Close) atomic with respect to each other,
@@ -105,7 +117,7 @@ type Server struct {
 	closing   chan struct{} // closed when Shutdown starts
 
 	stats struct {
-		pendingEvicted, helloTimeouts, slowPeers, connLimited, revokedClosed, notifyDropped atomic.Uint64
+		pendingEvicted, helloTimeouts, slowPeers, overBudget, connLimited, revokedClosed, notifyDropped atomic.Uint64
 	}
 }
 
@@ -124,6 +136,15 @@ func New(c Config) *Server {
 	if c.MaxUnsent <= 0 {
 		c.MaxUnsent = DefaultMaxUnsent
 	}
+	if c.MaxUnsentTotal <= 0 {
+		c.MaxUnsentTotal = DefaultMaxUnsentTotal
+	}
+	if c.CostRate <= 0 {
+		c.CostRate = DefaultCostRate
+	}
+	if c.CostBurst <= 0 {
+		c.CostBurst = DefaultCostBurst
+	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -136,9 +157,10 @@ func New(c Config) *Server {
 	}
 	s := &Server{
 		cfg:       c,
-		tokens:    newTokenTable(),
+		tokens:    newTokenTable(float64(c.CostRate), float64(c.CostBurst)),
 		log:       lg,
 		sched:     newScheduler(c.Workers),
+		budget:    newUnsentBudget(c.MaxUnsentTotal),
 		conns:     make(map[*conn]struct{}),
 		pending:   list.New(),
 		listeners: make(map[net.Listener]struct{}),
@@ -169,6 +191,7 @@ func (s *Server) Stats() Stats {
 		PendingEvicted:       s.stats.pendingEvicted.Load(),
 		HelloTimeouts:        s.stats.helloTimeouts.Load(),
 		SlowPeers:            s.stats.slowPeers.Load(),
+		OverBudget:           s.stats.overBudget.Load(),
 		ConnLimited:          s.stats.connLimited.Load(),
 		RevokedClosed:        s.stats.revokedClosed.Load(),
 		NotificationsDropped: s.stats.notifyDropped.Load(),
@@ -176,6 +199,18 @@ func (s *Server) Stats() Stats {
 }
 
 func (s *Server) maxConnsPerChild() int { return s.cfg.MaxConnsPerChild }
+
+// overBudget disconnects c, a socket peer whose unsent frames the total
+// budget no longer holds (budget.go).
+func (s *Server) overBudget(c *conn) {
+	if c.isGone() {
+		return
+	}
+	s.budget.forget(c)
+	s.stats.overBudget.Add(1)
+	s.log.Info("disconnected a socket peer that does not read, over the total of unsent frames", "limit", s.cfg.MaxUnsentTotal)
+	c.kill()
+}
 
 func (s *Server) now() time.Time {
 	if s.cfg.Now != nil {
@@ -226,6 +261,13 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		pause = 0
+		// A peer that connected and already left (a connect churn) costs
+		// one look, not a connection. The rest is registered here, in
+		// accept order (eviction closes the oldest), and served off it.
+		if peerGone(nc) {
+			nc.Close()
+			continue
+		}
 		c := s.newConn(nc, nc, false)
 		if !s.addPending(c) {
 			nc.Close()
@@ -262,7 +304,7 @@ func (s *Server) addPending(c *conn) bool {
 	}
 	var evict *conn
 	if s.pending.Len() >= s.cfg.MaxPending {
-		evict = s.pending.Remove(s.pending.Front()).(*conn)
+		evict = s.pending.Remove(s.evictionCandidate()).(*conn)
 		evict.pendingAt = nil
 	}
 	c.pendingAt = s.pending.PushBack(c)
@@ -291,6 +333,24 @@ func (s *Server) addPending(c *conn) bool {
 	c.stopHello = stop
 	c.mu.Unlock()
 	return true
+}
+
+// evictScan is how many of the oldest pending peers eviction looks at for
+// one whose peer is already gone.
+const evictScan = 8
+
+// evictionCandidate is the pending peer to close for a new one: among the
+// evictScan oldest, the oldest whose peer has already closed its end (a
+// connect churn leaves many), else the oldest. So a churn of connections
+// that close at once does not push out a child that says hello. s.mu held.
+func (s *Server) evictionCandidate() *list.Element {
+	e := s.pending.Front()
+	for i := 0; e != nil && i < evictScan; e, i = e.Next(), i+1 {
+		if c := e.Value.(*conn); c.isGone() || peerGone(c.nc) {
+			return e
+		}
+	}
+	return s.pending.Front()
 }
 
 // authenticated takes c out of the pending peers after a good hello.

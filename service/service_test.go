@@ -210,8 +210,10 @@ func TestOtherClientsUnaffected(t *testing.T) {
 					if m := p.reply(); m["error"] == nil {
 						t.Errorf("garbage accepted: %v", m)
 					}
-					p.send(strings.Repeat("y", 100<<10))
-					p.reply()
+					if j == 0 { // once: its 100 KiB are most of the child's share
+						p.send(strings.Repeat("y", 100<<10))
+						p.reply()
+					}
 				}
 				p.mustCall("diagnostic.report", map[string]any{"level": "info", "message": fmt.Sprintf("%s #%d", path, j)})
 			}

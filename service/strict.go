@@ -23,6 +23,13 @@ const (
 	MaxDepth = 64
 	// MaxIDBytes is the longest string id, in bytes once decoded.
 	MaxIDBytes = 256
+	// MaxObjectMembers is the most members one object of a frame may have,
+	// and MaxFrameMembers the most in all its objects together (the
+	// request object's included). The scan stops at the first member over
+	// either, before decoding it: a frame of thousands of tiny members
+	// costs no more than the bytes of an ordinary one (service/doc.go).
+	MaxObjectMembers = 64
+	MaxFrameMembers  = 256
 )
 
 // Frames are checked with jsontext, the tokenizer of go-json-experiment/json
@@ -32,12 +39,40 @@ const (
 // in one pass, without building a tree. Params are then decoded with its
 // Unmarshal, which matches names case-sensitively and refuses duplicates.
 
-var errDepth = errors.New("nesting too deep")
+var (
+	errDepth   = errors.New("nesting too deep")
+	errMembers = errors.New("too many members")
+)
 
 // scanner walks one frame's tokens.
 type scanner struct {
 	d       *jsontext.Decoder
 	dupName string // the first repeated name inside params
+	members int    // members read so far, in every object of the frame
+	// manyInParams says errMembers was met inside params.
+	manyInParams bool
+}
+
+// member counts one more member of an object that has n so far, and
+// reports errMembers past either limit.
+func (s *scanner) member(n int, inParams bool) error {
+	s.members++
+	if n > MaxObjectMembers || s.members > MaxFrameMembers {
+		s.manyInParams = inParams
+		return errMembers
+	}
+	return nil
+}
+
+// fail turns a scan failure into the reply's error.
+func (s *scanner) fail(err error) *wire.Error {
+	if errors.Is(err, errMembers) {
+		if s.manyInParams {
+			return wire.Errorf(wire.CodeInvalidParams, "params: too many members: at most %d in an object and %d in a frame", MaxObjectMembers, MaxFrameMembers)
+		}
+		return wire.Errorf(wire.CodeInvalidRequest, "too many members: at most %d in an object and %d in a frame", MaxObjectMembers, MaxFrameMembers)
+	}
+	return syntaxError(err)
 }
 
 // value reads one value whose enclosing containers number depth.
@@ -51,7 +86,10 @@ func (s *scanner) value(depth int, inParams bool) error {
 			return err
 		}
 		var seen names
-		for s.d.PeekKind() != '}' {
+		for n := 1; s.d.PeekKind() != '}'; n++ {
+			if err := s.member(n, inParams); err != nil {
+				return err
+			}
 			tok, err := s.d.ReadToken()
 			if err != nil {
 				return err
@@ -117,12 +155,15 @@ func (n *names) add(name string) bool {
 
 // decodeRequest checks one frame strictly. On failure it returns the error
 // to send and the id to send it with: null unless the envelope was sound
-// and its id valid.
+// and its id valid, and nil (send nothing) for a notification: an object
+// read whole with "jsonrpc":"2.0" and a method but no "id" member gets no
+// reply, whatever else is wrong with it (JSON-RPC 2.0: the server must not
+// reply to a notification).
 func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 	if !utf8.Valid(frame) {
 		return nil, nullID, wire.Errorf(wire.CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
 	}
-	trimmed := bytes.TrimSpace(frame)
+	trimmed := trimJSONSpace(frame)
 	if len(trimmed) == 0 {
 		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
 	}
@@ -134,7 +175,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 	case '{':
 	default:
 		if err := s.value(0, false); err != nil {
-			return nil, nullID, syntaxError(err)
+			return nil, nullID, s.fail(err)
 		}
 		if err := atEnd(d); err != nil {
 			return nil, nullID, err
@@ -153,7 +194,10 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 		hasVersion, hasMeth  bool
 		paramsStart, paramsN int64
 	)
-	for d.PeekKind() != '}' {
+	for n := 1; d.PeekKind() != '}'; n++ {
+		if err := s.member(n, false); err != nil {
+			return nil, nullID, s.fail(err)
+		}
 		tok, err := d.ReadToken()
 		if err != nil {
 			return nil, nullID, syntaxError(err)
@@ -196,7 +240,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 		case "params":
 			paramsStart = d.InputOffset()
 			if err := s.value(1, true); err != nil {
-				return nil, nullID, syntaxError(err)
+				return nil, nullID, s.fail(err)
 			}
 			paramsN = d.InputOffset()
 			req.Params = bytes.TrimLeft(trimmed[paramsStart:paramsN], " \t\r\n:")
@@ -207,7 +251,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 			}
 		}
 		if err := s.value(1, false); err != nil {
-			return nil, nullID, syntaxError(err)
+			return nil, nullID, s.fail(err)
 		}
 	}
 	d.ReadToken() // '}'
@@ -215,16 +259,24 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 		return nil, nullID, err
 	}
 
+	// The object was read whole. One with "jsonrpc":"2.0" and a method
+	// but no id is a notification: every error below is sent with id nil,
+	// that is, not sent. One without even those is no request at all, and
+	// is told so with id null (JSON-RPC 2.0, section 5).
+	id := nullID
+	if !hasID && hasVersion && !badVersion && version == "2.0" && hasMeth && !badMeth && req.Method != "" {
+		id = nil
+	}
 	switch {
 	case envDup != "":
-		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
 	case badID || (hasID && !validID(rawID)):
-		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
 	}
 	if hasID {
 		req.ID = json.RawMessage(rawID)
+		id = req.ID
 	}
-	id := orNull(req.ID)
 	switch {
 	case unknown != "":
 		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", quoteName(unknown))
@@ -237,6 +289,11 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 	}
 	return &req, id, nil
 }
+
+// trimJSONSpace trims the whitespace RFC 8259 allows around a value
+// (space, tab, LF, CR) and nothing else: a form feed, NBSP or U+2028
+// around the object makes the frame malformed.
+func trimJSONSpace(b []byte) []byte { return bytes.Trim(b, " \t\n\r") }
 
 // atEnd checks that nothing but whitespace follows the frame's value.
 func atEnd(d *jsontext.Decoder) *wire.Error {
@@ -294,15 +351,22 @@ func quoteName(s string) string {
 
 // decodeParams fills v, a pointer to one of the params structs of package wire,
 // from an object; absent or null params count as {}. Errors name the
-// field and what it must be, never a Go type.
-func decodeParams(raw []byte, v any) *wire.Error {
+// field and what it must be, never a Go type. Members v does not name are
+// ignored (diagnostic.report and session.hello: SPEC §4).
+func decodeParams(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, false) }
+
+// decodeParamsStrict is decodeParams that refuses a member v does not
+// name, with -32602 naming it: host methods and the probes.
+func decodeParamsStrict(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, true) }
+
+func unmarshalParams(raw []byte, v any, strict bool) *wire.Error {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return nil
 	}
 	if raw[0] != '{' {
 		return wire.Errorf(wire.CodeInvalidParams, "params must be an object")
 	}
-	if err := jsonv2.Unmarshal(raw, v); err != nil {
+	if err := jsonv2.Unmarshal(raw, v, jsonv2.RejectUnknownMembers(strict)); err != nil {
 		return wire.Errorf(wire.CodeInvalidParams, "params: %s", describe(err))
 	}
 	return nil
@@ -315,6 +379,9 @@ func describe(err error) string {
 		return "not the expected object"
 	}
 	segs := strings.Split(strings.TrimPrefix(string(se.JSONPointer), "/"), "/")
+	if errors.Is(se.Err, jsonv2.ErrUnknownName) && len(segs) == 1 {
+		return "unknown member " + quoteName(segs[0]) + " (this method takes no other members)"
+	}
 	field := "field " + quoteName(segs[0])
 	if len(segs) > 1 {
 		field += " at " + quoteName("/"+strings.Join(segs[1:], "/"))

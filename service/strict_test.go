@@ -58,6 +58,28 @@ func rawExchange(t testing.TB, c net.Conn, r *bufio.Reader, frame string) string
 	return string(line)
 }
 
+// memberFrame is a report whose params hold objects objects of n members
+// each (level and message first), distinct messages so the gate admits.
+func memberFrame(id, n, objects int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.report","params":{"level":"info","message":"members %d %d"`, id, n, objects)
+	for k := 2; k < n; k++ {
+		fmt.Fprintf(&b, `,"m%d":0`, k)
+	}
+	for o := 1; o < objects; o++ {
+		fmt.Fprintf(&b, `,"o%d":{`, o)
+		for k := range n {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `"m%d":0`, k)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
 // Frames are strict: UTF-8 only, names matched exactly, duplicates refused,
 // nesting bounded, ids checked, batches refused once. Every reply is valid
 // UTF-8 JSON and the connection stays usable.
@@ -69,7 +91,7 @@ func TestStrictFrames(t *testing.T) {
 	rawExchange(t, c, r, fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`, token))
 	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	deep := func(n int) string { // the request is level 1, params level 2
-		return `{"jsonrpc":"2.0","id":5,"method":"diagnostic.probe","params":{"x":` + nest(n-2) + `}}`
+		return `{"jsonrpc":"2.0","id":5,"method":"diagnostic.report","params":{"level":"info","message":"deep","x":` + nest(n-2) + `}}`
 	}
 	cases := []struct {
 		name, frame, want string
@@ -79,7 +101,28 @@ func TestStrictFrames(t *testing.T) {
 		{"invalid UTF-8 in params", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"diagnostic.report\",\"params\":{\"level\":\"info\",\"message\":\"\xc0\"}}",
 			`"code":-32700`},
 		{"METHOD", `{"jsonrpc":"2.0","id":1,"METHOD":"diagnostic.probe"}`, `"id":1,"error":{"code":-32600,"message":"unknown member \"METHOD\"`},
-		{"ID", `{"jsonrpc":"2.0","ID":1,"method":"diagnostic.probe"}`, `"code":-32600,"message":"unknown member \"ID\"`},
+		// Without "id" it is a notification: no reply, whatever is wrong.
+		{"ID", `{"jsonrpc":"2.0","ID":1,"method":"diagnostic.probe"}`, ""},
+		{"notification with a repeated name", `{"jsonrpc":"2.0","method":"diagnostic.probe","method":"diagnostic.probe"}`, ""},
+		{"notification with a repeated name in params", `{"jsonrpc":"2.0","method":"diagnostic.report","params":{"level":"info","level":"info"}}`, ""},
+		{"notification with an unknown params member", `{"jsonrpc":"2.0","method":"diagnostic.probe","params":{"x":1}}`, ""},
+		{"no id and no method is no request", `{"jsonrpc":"2.0","METHOD":"diagnostic.probe"}`, `"id":null,"error":{"code":-32600`},
+		{"form feed around the object", "\f" + `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}`, `"id":null,"error":{"code":-32700`},
+		{"vertical tab after the object", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}` + "\v", `"code":-32700`},
+		{"NBSP around the object", "\u00a0" + `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}`, `"code":-32700`},
+		{"NEL after the object", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}` + "\u0085", `"code":-32700`},
+		{"U+3000 around the object", "\u3000" + `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}`, `"code":-32700`},
+		{"U+2028 after the object", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}` + "\u2028", `"code":-32700`},
+		{"RFC 8259 whitespace around the object", " \t\r" + `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}` + " \t", `"id":1,"result"`},
+		{"probe refuses an unknown params member", `{"jsonrpc":"2.0","id":6,"method":"diagnostic.probe","params":{"x":1}}`,
+			`"id":6,"error":{"code":-32602,"message":"params: unknown member \"x\"`},
+		{"probe refuses non-object params", `{"jsonrpc":"2.0","id":6,"method":"diagnostic.probe","params":[]}`, `"id":6,"error":{"code":-32602`},
+		{"report ignores an unknown params member", `{"jsonrpc":"2.0","id":7,"method":"diagnostic.report","params":{"level":"info","message":"extra","x":{"y":[1]}}}`, `"id":7,"result":{}`},
+		{"64 members in params", memberFrame(8, 64, 1), `"id":8,"result":{}`},
+		{"65 members in params", memberFrame(8, 65, 1), `"id":null,"error":{"code":-32602,"message":"params: too many members: at most 64 in an object and 256 in a frame"`},
+		{"257 members in a frame", memberFrame(8, 40, 7), `"id":null,"error":{"code":-32602,"message":"params: too many members`},
+		{"65 members in the request", `{"jsonrpc":"2.0","id":9,"method":"diagnostic.probe"` + strings.Repeat(`,"x":1`, 62) + `}`,
+			`"id":null,"error":{"code":-32600,"message":"too many members: at most 64 in an object and 256 in a frame"`},
 		{"PATH in params", `{"jsonrpc":"2.0","id":2,"method":"diagnostic.report","params":{"LEVEL":"info","message":"m"}}`, `"id":2,"error":{"code":-32602,"message":"params: field \"level\" is required`},
 		{"duplicate method", `{"jsonrpc":"2.0","id":3,"method":"runtime.open","method":"diagnostic.probe"}`,
 			`"id":null,"error":{"code":-32600,"message":"member \"method\" appears twice`},
@@ -102,6 +145,15 @@ func TestStrictFrames(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.want == "" { // no reply: the next line answers the next request
+				if _, err := c.Write([]byte(tc.frame + "\n")); err != nil {
+					t.Fatal(err)
+				}
+				if got := rawExchange(t, c, r, `{"jsonrpc":"2.0","id":"ok","method":"diagnostic.probe"}`); !strings.Contains(got, `"id":"ok","result"`) {
+					t.Fatalf("a reply to a notification, or none to the next request: %s", got)
+				}
+				return
+			}
 			got := rawExchange(t, c, r, tc.frame)
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("reply %s\nwant it to contain %s", got, tc.want)

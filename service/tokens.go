@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -31,6 +32,9 @@ type binding struct {
 	// pace spaces out the reports of a child whose reports the gate is
 	// dropping (see conn.paceDropped); shared by its connections.
 	pace *rate.Limiter
+	// cost is the child's share of the server's work (cost.go), shared
+	// by its connections.
+	cost *costBucket
 	// opened holds the live bindings this generation's connections opened
 	// as nested children (nested.go); guarded by tokenTable.mu.
 	opened   map[*binding]struct{}
@@ -51,19 +55,23 @@ const (
 // token, so a lookup's timing depends on the digest, not on how many leading
 // bytes of a guess were right; the final check is constant-time.
 type tokenTable struct {
+	costRate, costBurst float64 // each binding's share (cost.go)
+
 	mu     sync.Mutex
 	byHash map[[32]byte]*binding
 	byPath map[string]*binding // the live binding of each open path
 }
 
-func newTokenTable() *tokenTable {
-	return &tokenTable{byHash: make(map[[32]byte]*binding), byPath: make(map[string]*binding)}
+func newTokenTable(costRate, costBurst float64) *tokenTable {
+	return &tokenTable{costRate: costRate, costBurst: costBurst,
+		byHash: make(map[[32]byte]*binding), byPath: make(map[string]*binding)}
 }
 
 // bind records a new generation's token, opened by opener (nil: the
 // host), and revokes the path's previous one, which it returns (or nil).
-func (t *tokenTable) bind(rt *relay.Runtime, opener *binding) (b, old *binding) {
-	b = &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)}
+func (t *tokenTable) bind(rt *relay.Runtime, opener *binding, now time.Time) (b, old *binding) {
+	b = &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst),
+		cost: newCostBucket(t.costRate, t.costBurst, now)}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if old = t.byPath[rt.Path()]; old != nil {

@@ -11,6 +11,15 @@ export declare const MAX_UNANSWERED: 1000;
 export declare const MIN_VERSION: "1.1.0";
 /** The service's frame limit in bytes, newline excluded. */
 export declare const MAX_FRAME: 65536;
+/** close's default bound in milliseconds. */
+export declare const CLOSE_TIMEOUT: 2000;
+
+/**
+ * The binary in the order `bin`, DIAGRELAY_BIN, the platform package
+ * (`@diagrelay/<platform>-<arch>`), `diagrelay` on PATH. Throws an error with
+ * code "ERR_DIAGRELAY_NO_BINARY" naming what was tried and what to install.
+ */
+export declare function findBinary(options?: { bin?: string; env?: Record<string, string | undefined> }): string;
 
 /** pi's event bus as extensions see it (`pi.events`): there is no `off`. */
 export interface EventBus {
@@ -51,8 +60,13 @@ export interface ChildOptions {
   socket?: string;
   /** This runtime's token (surrounding whitespace ignored); default `DIAGRELAY_TOKEN`. */
   token?: string;
-  /** Milliseconds for connect, hello and probe together; default 10000. */
+  /** Milliseconds for connect, hello and probe together; default 2000. */
   timeout?: number;
+}
+
+export interface BridgeOptions extends ChildOptions {
+  /** Resolve to null instead of rejecting when the session is not hosted. */
+  optional?: boolean;
 }
 
 /** The error a call rejects with when the service answers with an error. */
@@ -93,8 +107,14 @@ export declare class Bridge {
   off(event: "error" | "refused", listener: (...args: any[]) => void): this;
   /** Resolves when every report forwarded so far has its answer. */
   flush(): Promise<void>;
-  /** Flushes, unsubscribes both handlers and closes the connection. */
-  close(): Promise<void>;
+  /**
+   * Stops answering the probe at once, waits for the answers of the reports
+   * already forwarded (at most timeout ms, default 2000), unsubscribes and
+   * closes; what is unanswered at the bound is counted and the socket destroyed.
+   */
+  close(options?: { timeout?: number }): Promise<void>;
+  /** Ends at once: unsubscribes, counts what is unanswered, destroys the socket. */
+  destroy(): void;
 }
 
 /**
@@ -102,7 +122,8 @@ export declare class Bridge {
  * installs on `events` the probe responder and the report forwarder.
  * Rejects with an RPCError (a refused token) or a DiagrelayError; never hangs.
  */
-export declare function bridgeChildBus(events: Pick<EventBus, "on">, options?: ChildOptions): Promise<Bridge>;
+export declare function bridgeChildBus(events: Pick<EventBus, "on">, options: BridgeOptions & { optional: true }): Promise<Bridge | null>;
+export declare function bridgeChildBus(events: Pick<EventBus, "on">, options?: BridgeOptions): Promise<Bridge>;
 
 export declare class Child {
   private constructor();
@@ -127,7 +148,7 @@ export interface HostOptions {
   socket?: string;
   /** The parent session's mode; default the service's ("rpc"). */
   mode?: Mode;
-  /** The binary; default `DIAGRELAY_BIN`, else `diagrelay` on PATH. */
+  /** The binary; default `DIAGRELAY_BIN`, else the platform package, else `diagrelay` on PATH. */
   bin?: string;
   /** Milliseconds to wait for the socket to listen; default 10000. */
   timeout?: number;

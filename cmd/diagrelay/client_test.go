@@ -21,7 +21,7 @@ import (
 )
 
 // nodeChild is the JavaScript child client, relative to this package.
-const nodeChild = "../../examples/node/child.js"
+const nodeChild = "../../clients/js/examples/child.js"
 
 // runNode runs `node child.js args...` with env as its whole child
 // environment (plus PATH and HOME from the test's).

@@ -38,6 +38,7 @@ requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
 	mode := cli.Choice(fs, "mode", string(relay.ModeRPC), "the parent session's mode", modes...)
 	fs.IntVar(&o.MaxPending, "max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
 	fs.IntVar(&o.MaxConnsPerChild, "max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
+	fs.IntVar(&o.MaxUnsentTotal, "max-unsent-total", service.DefaultMaxUnsentTotal, "`bytes` of replies and events that may wait for all socket peers together;\npast it the peers that have gone longest without reading are disconnected")
 	logFormat := cli.Choice(fs, "log-format", "text", "log to stderr (at most 10 lines/s) as", "text", "json")
 	c.Run = func(s *cli.IO, _ []string) error {
 		switch {
@@ -45,6 +46,8 @@ requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
 			return cli.Usagef("--max-pending must be at least 1")
 		case o.MaxConnsPerChild < 1:
 			return cli.Usagef("--max-conns-per-child must be at least 1")
+		case o.MaxUnsentTotal < service.DefaultMaxUnsent:
+			return cli.Usagef("--max-unsent-total must be at least %d (one peer's bound)", service.DefaultMaxUnsent)
 		}
 		if !c.FlagGiven("socket") {
 			o.Socket = datadir.Socket(o.Data)

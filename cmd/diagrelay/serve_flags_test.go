@@ -19,6 +19,7 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--stdio", "--log-format", "xml"}, "xml"},
 		{[]string{"serve", "--stdio", "--max-pending", "0"}, "--max-pending"},
 		{[]string{"serve", "--stdio", "--max-conns-per-child", "0"}, "--max-conns-per-child"},
+		{[]string{"serve", "--stdio", "--max-unsent-total", "1000"}, "--max-unsent-total"},
 	} {
 		wantExit(t, strings.Join(tt.args, " "), runDiagrelay(t, nil, "", tt.args...), 2, tt.has)
 	}

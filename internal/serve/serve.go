@@ -24,9 +24,9 @@ type Options struct {
 	Stdio        bool   // serve the host on stdin/stdout
 	Socket, Data string // the socket ("": none) and the data directory
 	Mode         relay.Mode
-	// MaxPending and MaxConnsPerChild are service.Config's.
-	MaxPending, MaxConnsPerChild int
-	Logger                       *slog.Logger
+	// MaxPending, MaxConnsPerChild and MaxUnsentTotal are service.Config's.
+	MaxPending, MaxConnsPerChild, MaxUnsentTotal int
+	Logger                                       *slog.Logger
 }
 
 // shutdownTimeout bounds how long the requests in flight may take to
@@ -49,7 +49,7 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 	}
 
 	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
-		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild})
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

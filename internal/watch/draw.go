@@ -4,7 +4,8 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
+
+	"github.com/diagrelay/diagrelay/sanitize"
 )
 
 // span is a run of sanitized text in one of watch's styles. Text is drawn
@@ -38,8 +39,10 @@ func levelStyle(l string) lipgloss.Style {
 	return plain
 }
 
-// width is the cells s takes, as the renderer counts them.
-func width(s string) int { return ansi.StringWidth(s) }
+// width is the cells s (plain, sanitized text) takes in the terminal, by
+// the sanitizer's tables, so that rows line up around wide, joined and
+// combining characters.
+func width(s string) int { return sanitize.Width(s) }
 
 func spansWidth(ss []span) int {
 	n := 0
@@ -61,7 +64,7 @@ func fit(ss []span, w int) string {
 		}
 		t := s.text
 		if width(t) > left {
-			t = ansi.Truncate(t, left, "…")
+			t = sanitize.TruncateWidth(t, left, "…")
 		}
 		if t == "" {
 			continue

@@ -41,7 +41,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("%dx%d: %d lines", w, h, len(lines))
 		}
 		for _, l := range lines {
-			if n := ansi.StringWidth(l); n != int(w) && h > 0 {
+			if n := screenWidth(l); n != int(w) && h > 0 {
 				t.Fatalf("%dx%d: a line of %d cells: %q", w, h, n, l)
 			}
 		}

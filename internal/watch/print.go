@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -77,8 +78,9 @@ func (p *Printer) Event(ev wire.Event) error {
 		fmt.Fprintf(&b, " gen %d", ev.Generation)
 	case wire.EventDelivered:
 		b.WriteString(" " + ev.Level)
-		if s := wire.Str(ev.Source); s != "" {
-			b.WriteString(" [" + s + "]")
+		// Framed as the notification frames it (docs: SPEC §7 item 1).
+		if src := relay.FrameSource(wire.Str(ev.Source)); src != "" {
+			b.WriteString(" [" + src + "]")
 		}
 		b.WriteString(" " + wire.Str(ev.Message))
 	case wire.EventDropped:

@@ -184,8 +184,8 @@ func (m *Model) detail(w, h int) []string {
 			continue
 		}
 		line := []span{{dg.At.In(m.loc).Format("15:04:05") + " ", faint}, {fmt.Sprintf("%-7s ", dg.Level), levelStyle(dg.Level)}}
-		if dg.Source != "" {
-			line = append(line, span{"[" + dg.Source + "] ", bold})
+		if src := relay.FrameSource(dg.Source); src != "" {
+			line = append(line, span{"[" + src + "] ", bold})
 		}
 		body = append(body, append(line, span{dg.Message, plain}))
 	}

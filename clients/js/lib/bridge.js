@@ -4,7 +4,7 @@
 // synchronously. The bridge answers the probe from the service's own
 // diagnostic.probe reply and forwards each report as diagnostic.report.
 
-import { openSession, closeSocket } from "./child.js";
+import { openSession, closeSocket, isNotHosted } from "./child.js";
 import { reportParams } from "./fit.js";
 import { RPCError } from "./rpc.js";
 import { Listeners } from "./listeners.js";
@@ -14,6 +14,9 @@ export const REPORT_TOPIC = "pi-subagent-manager:diagnostic";
 
 /** Reports sent and not yet answered, at most; past it they are dropped. */
 export const MAX_UNANSWERED = 1000;
+
+/** close's default bound, in milliseconds (SPEC §11.3). */
+export const CLOSE_TIMEOUT = 2000;
 
 // JSON-RPC codes after which this connection can never report again.
 const CODE_UNAUTHENTICATED = -32001;
@@ -37,6 +40,10 @@ export class Bridge {
   /** @type {Error | null} */
   #lost = null;
   #closing = false;
+  /** @type {Promise<void> | null} */
+  #closed = null;
+  /** Calls of any kind waiting for an answer: while > 0 the socket holds the event loop. */
+  #busy = 0;
   #listeners = new Listeners();
 
   constructor(session, events) {
@@ -46,6 +53,9 @@ export class Bridge {
     this.#cap = { version, protocol };
     /** The service's answer to session.hello: {role, path, generation}. */
     this.session = session.hello;
+    // An idle bridge never keeps its process alive (a `pi -p` child must
+    // exit when its work is done); a call waiting for its answer does.
+    this.#sock.unref();
     // Installed only now: the service said hello and answered the probe.
     try {
       this.#offs.push(events.on(PROBE_TOPIC, (req) => this.#onProbe(req)));
@@ -118,11 +128,12 @@ export class Bridge {
       this.dropped++;
       return;
     }
-    const p = this.#peer.callEncoded("diagnostic.report", reportParams(payload)).then(
+    const p = this.#track(this.#peer.callEncoded("diagnostic.report", reportParams(payload))).then(
       () => {},
       (err) => {
         if (!(err instanceof RPCError)) {
-          this.unanswered++; // the connection went; #lose reports it
+          // The connection went (#lose reports it); a destroy counted it already.
+          if (this.#inflight.delete(p)) this.unanswered++;
           return;
         }
         this.refused++;
@@ -132,6 +143,23 @@ export class Bridge {
     );
     this.#inflight.add(p);
     p.then(() => this.#inflight.delete(p));
+  }
+
+  // #track holds the event loop while call is unanswered.
+  #track(call) {
+    if (this.#busy++ === 0) this.#sock.ref();
+    const done = () => {
+      if (--this.#busy === 0) this.#sock.unref();
+    };
+    call.then(done, done);
+    return call;
+  }
+
+  // For diagrelay/pi only (not part of the API): a host method on this
+  // child's own connection (a nested child opens its children with it).
+  _call(method, params) {
+    if (this.#closing) return Promise.reject(Object.assign(new Error("diagrelay: the bridge is closing"), { code: "ERR_DIAGRELAY_CLOSED" }));
+    return this.#track(this.#peer.call(method, params));
   }
 
   // For bridgeChildBus only (not part of the API).
@@ -157,22 +185,60 @@ export class Bridge {
     while (this.#inflight.size > 0) await Promise.all([...this.#inflight]);
   }
 
-  /** close flushes, unsubscribes both handlers and closes the connection. */
-  async close() {
-    if (this.#closing) return;
-    await this.flush();
+  /**
+   * close stops answering the probe at once (an extension that probes now
+   * sees no host and falls back; a report emitted now is dropped and
+   * counted), waits for the answers of the reports already forwarded, at
+   * most options.timeout ms (default 2000), then unsubscribes and closes.
+   * What is still unanswered at the bound is counted in `unanswered` and
+   * the socket destroyed. Calling it again returns the same promise.
+   * @param {{timeout?: number}} [options]
+   */
+  close({ timeout = CLOSE_TIMEOUT } = {}) {
+    if (this.#closed) return this.#closed;
     this.#closing = true;
+    const deadline = Date.now() + Math.max(0, timeout);
+    this.#closed = (async () => {
+      let timer;
+      const bound = new Promise((resolve) => {
+        timer = setTimeout(() => resolve(false), Math.max(0, timeout));
+      });
+      const flushed = await Promise.race([this.flush().then(() => true), bound]);
+      clearTimeout(timer);
+      this.#unsubscribe();
+      if (!flushed) {
+        this.destroy();
+        return;
+      }
+      await closeSocket(this.#sock, Math.max(1, deadline - Date.now()));
+    })();
+    return this.#closed;
+  }
+
+  /**
+   * destroy ends at once: the probe is no longer answered, both handlers
+   * are unsubscribed, the reports still unanswered are counted in
+   * `unanswered`, and the socket is destroyed.
+   */
+  destroy() {
+    this.#closing = true;
+    this.#closed ??= Promise.resolve();
     this.#unsubscribe();
-    await closeSocket(this.#sock);
+    this.unanswered += this.#inflight.size;
+    this.#inflight.clear();
+    this.#sock.destroy();
   }
 }
 
 /**
  * bridgeChildBus connects to diagrelay serve (options.socket/token, else
  * DIAGRELAY_SOCKET/DIAGRELAY_TOKEN), says hello, probes, and then installs
- * the probe responder and the report forwarder on events.
+ * the probe responder and the report forwarder on events. Connect, hello
+ * and probe are bounded by options.timeout (default 2000 ms). With
+ * options.optional it resolves to null where the session is not hosted (see
+ * isNotHosted in child.js) instead of rejecting.
  * @param {{on(topic: string, fn: (data: unknown) => void): () => void}} events
- * @param {{socket?: string, token?: string, timeout?: number}} [options]
+ * @param {{socket?: string, token?: string, timeout?: number, optional?: boolean}} [options]
  */
 export async function bridgeChildBus(events, options = {}) {
   if (!events || typeof events.on !== "function") throw new TypeError("bridgeChildBus: events must have on(topic, fn)");
@@ -182,7 +248,13 @@ export async function bridgeChildBus(events, options = {}) {
     onClose: (err) => bridge?._lost(err),
     onStray: (err) => bridge?._stray(err),
   };
-  const session = await openSession(options, hooks);
+  let session;
+  try {
+    session = await openSession(options, hooks);
+  } catch (err) {
+    if (options.optional && isNotHosted(err)) return null;
+    throw err;
+  }
   try {
     bridge = new Bridge(session, events);
   } catch (err) {

@@ -10,7 +10,8 @@ import { compatible } from "./version.js";
 /** The first release with child diagnostics: the default minimum version. */
 export const MIN_VERSION = "1.1.0";
 
-const DEFAULT_TIMEOUT = 10_000;
+/** Connect, hello and probe together, at most (ms): a stalled serve cannot hold a start-up. */
+export const CONNECT_TIMEOUT = 2000;
 
 /**
  * notHosted is the error for a child with nowhere to report.
@@ -22,7 +23,7 @@ function notHosted(why) {
 
 /**
  * openSession connects, says hello and probes. It rejects (never hangs:
- * options.timeout, default 10 s, bounds the whole handshake) with the
+ * options.timeout, default 2 s, bounds the whole handshake) with the
  * socket's error, or an RPCError whose code is the JSON-RPC code.
  * @param {{socket?: string, token?: string, timeout?: number}} options
  * @param {{onNotify?: Function, onClose?: (err: Error) => void, onStray?: (err: Error) => void}} hooks
@@ -32,7 +33,7 @@ export async function openSession(options, hooks) {
   // A token read from a file or an environment often carries a newline.
   const token = (options.token ?? process.env.DIAGRELAY_TOKEN ?? "").trim();
   if (!socketPath || !token) throw notHosted("DIAGRELAY_SOCKET and DIAGRELAY_TOKEN must both be set");
-  const timeout = options.timeout ?? DEFAULT_TIMEOUT;
+  const timeout = options.timeout ?? CONNECT_TIMEOUT;
 
   const sock = net.createConnection(socketPath);
   let timer;
@@ -64,17 +65,33 @@ export async function openSession(options, hooks) {
 }
 
 /**
- * closeSocket ends the connection and resolves once it is closed.
+ * closeSocket ends the connection and resolves once it is closed, at most
+ * backstop ms later (then the socket is destroyed).
  * @param {net.Socket} sock
+ * @param {number} [backstop]
  */
-export function closeSocket(sock) {
+export function closeSocket(sock, backstop = 2000) {
   if (sock.closed) return Promise.resolve();
   return new Promise((resolve) => {
     sock.once("close", () => resolve(undefined));
+    sock.ref(); // an awaited close holds the loop until it is done, at most backstop ms
     sock.end();
     // The service closes its end when it reads ours; this is a backstop.
-    setTimeout(() => sock.destroy(), 2000).unref();
+    setTimeout(() => sock.destroy(), backstop).unref();
   });
+}
+
+/**
+ * isNotHosted tells whether err means "this session has no live host":
+ * no variables, no socket or nobody listening, a token the service does not
+ * know or revoked, or no answer in time. Anything else is a real fault.
+ * @param {any} err
+ */
+export function isNotHosted(err) {
+  const code = err?.code;
+  return code === "ERR_DIAGRELAY_NOT_HOSTED" || code === "ENOENT" || code === "ECONNREFUSED" || code === "ENOTSOCK" ||
+    code === "EACCES" || code === "ETIMEDOUT" || code === "ERR_DIAGRELAY_CLOSED" || code === "ECONNRESET" || code === "EPIPE" ||
+    code === -32001 || code === -32003 || code === -32007;
 }
 
 /** A child connection without a bus: probe and report directly. */

@@ -9,6 +9,7 @@ import net from "node:net";
 import path from "node:path";
 import { Peer } from "./rpc.js";
 import { Listeners } from "./listeners.js";
+import { findBinary } from "./bin.js";
 
 const DEFAULT_START_TIMEOUT = 10_000;
 const DEFAULT_STOP_TIMEOUT = 10_000;
@@ -113,7 +114,7 @@ export class Host {
     if (!socket) throw new TypeError("Host.start: give options.socket or options.data");
     // Our poll below must not mistake another server for ours.
     if (await canConnect(socket)) throw new Error(`Host.start: another server is listening on ${socket}`);
-    const bin = options.bin ?? process.env.DIAGRELAY_BIN ?? "diagrelay";
+    const bin = findBinary({ bin: options.bin });
     const args = ["serve", "--stdio", "--socket", socket];
     if (data !== undefined) args.push("--data", data);
     if (options.mode !== undefined) args.push("--mode", options.mode);

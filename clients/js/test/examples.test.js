@@ -70,10 +70,10 @@ test("the extension snippet in a normal top-level session falls back", { timeout
   assert.match(stderr, /lint: warning: lint config not found, using defaults/);
 });
 
-test("examples/node/child.js reports through the package", { timeout: 30_000 }, async (t) => {
+test("examples/child.js reports through the package", { timeout: 30_000 }, async (t) => {
   const host = await startHost(t);
   const rt = await host.open("/root/cli");
-  const script = path.join(repoRoot, "examples/node/child.js");
+  const script = path.join(examples, "child.js");
   const ok = await exec(process.execPath, [script, "error", "from child.js", "js"], { env: cleanEnv(host.childEnv(rt.token)) });
   assert.equal(ok.stdout, "reported to diagrelay 1.1.0 (protocol 1)\n");
   assert.deepEqual((await host.readMailbox("/root")).map((m) => [m.from, m.level, m.source, m.message]), [["/root/cli", "error", "js", "from child.js"]]);
@@ -84,8 +84,17 @@ test("examples/node/child.js reports through the package", { timeout: 30_000 }, 
 
 test("the README quotes both snippets exactly", () => {
   const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8");
-  for (const name of ["extension", "host"]) {
+  for (const name of ["extension", "host", "subagent"]) {
     const snippet = "```ts\n" + fs.readFileSync(path.join(examples, `${name}.ts`), "utf8") + "```";
     assert.ok(readme.includes(snippet), `README.md does not quote examples/${name}.ts exactly`);
   }
+});
+
+test("the package README quotes the subagent example and the seed's report() exactly", () => {
+  const readme = fs.readFileSync(path.join(examples, "..", "README.md"), "utf8");
+  const sub = "```ts\n" + fs.readFileSync(path.join(examples, "subagent.ts"), "utf8") + "```";
+  assert.ok(readme.includes(sub), "clients/js/README.md does not quote examples/subagent.ts exactly");
+  const seed = fs.readFileSync(path.join(examples, "..", "pi-test", "extensions", "seed-child.js"), "utf8");
+  const report = seed.slice(seed.indexOf("function report("), seed.indexOf("\n}\n", seed.indexOf("function report(")) + 3);
+  assert.ok(report.length > 100 && readme.includes("```js\n" + report + "```"), "clients/js/README.md does not quote the seed's report() as the pi test runs it");
 });

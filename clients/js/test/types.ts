@@ -65,3 +65,26 @@ export async function usage(events: EventBus): Promise<void> {
     }
   }
 }
+
+// The lifecycle of SPEC §11.3 and diagrelay/pi, as the declarations give them.
+import { bridgeChildBus as bridge2, findBinary, CLOSE_TIMEOUT, type EventBus as Bus2 } from "diagrelay";
+import { hostFor, CHILD_EXTENSION, type PiChild } from "diagrelay/pi";
+
+export async function lifecycle(events: Bus2): Promise<void> {
+  const maybe = await bridge2(events, { optional: true });
+  if (maybe !== null) {
+    await maybe.close({ timeout: CLOSE_TIMEOUT });
+    maybe.destroy();
+  }
+  const sure = await bridge2(events, { timeout: 500 });
+  const unanswered: number = sure.unanswered;
+  const bin: string = findBinary({ env: {} });
+  const pi = { events, sendMessage: () => {} };
+  const child: PiChild = await hostFor(pi).open("/root/x", { parent: "/root" });
+  const args: string[] = child.args;
+  const env: string = child.env.DIAGRELAY_TOKEN;
+  const attached = await child.attach(events);
+  await attached.close();
+  await child.close();
+  void [unanswered, bin, args, env, CHILD_EXTENSION];
+}

@@ -11,7 +11,7 @@
 //       2 usage error.
 
 // In a project that installed the package: import { connectChild } from "diagrelay";
-import { connectChild, MIN_VERSION } from "../../clients/js/index.js";
+import { connectChild, MIN_VERSION } from "../index.js";
 
 function fail(code, msg) {
   process.stderr.write(`child.js: ${msg}\n`);

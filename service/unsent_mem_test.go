@@ -1,0 +1,105 @@
+package service
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/diagrelay/diagrelay/mailbox"
+)
+
+// What a byte of unsent replies costs in memory: 16 socket peers that
+// never read, each with close to Config.MaxUnsent (1 MiB) of the smallest
+// replies queued (a probe's, about 60 bytes: the worst case for any
+// per-reply overhead), and the heap they hold measured. The queue is one
+// contiguous buffer per peer (budget.go), so the heap is the bytes counted
+// and the buffer's growth, not the ~3x a slice of per-reply allocations
+// cost (service/doc.go).
+func TestUnsentRepliesCostTheirBytes(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("fills 16 MiB of replies; measures memory, which the race detector changes")
+	}
+	const peers = 16
+	s := New(Config{Mailbox: mailbox.NewMemory(), CostRate: 1 << 30, CostBurst: 1 << 30, MaxUnsentTotal: 1 << 30})
+	dir, err := os.MkdirTemp("", "dr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	l, err := net.Listen("unix", filepath.Join(dir, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(l)
+	defer l.Close()
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	probe := []byte(`{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}` + "\n")
+	var chunk []byte
+	for range 512 {
+		chunk = append(chunk, probe...)
+	}
+	var conns []net.Conn
+	for i := range peers {
+		rt, err := s.mgr.Open(fmt.Sprintf("/root/m%d", i), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := s.tokens.bind(rt, nil, s.now())
+		c, err := net.Dial("unix", filepath.Join(dir, "s"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", b.token)
+		bufio.NewReader(c) // never read
+		conns = append(conns, c)
+	}
+	// Fill each peer to 60 % of its bound: the frames still in its socket
+	// when the writing stops (about 220 KB, as many bytes of replies) take
+	// it to about 85 %, never past it.
+	want := peers * DefaultMaxUnsent * 6 / 10
+	deadline := time.Now().Add(30 * time.Second)
+	for _, c := range conns {
+		for s.budget.total() < want*(indexOf(conns, c)+1)/peers {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d bytes unsent after 30 s: %+v, %d conns", s.budget.total(), s.Stats(), ConnCount(s))
+			}
+			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			c.Write(chunk)
+		}
+	}
+	for prev := -1; prev != s.budget.total(); { // the frames in flight are handled
+		prev = s.budget.total()
+		time.Sleep(200 * time.Millisecond)
+	}
+	unsent := s.budget.total()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapInuse) - int64(before.HeapInuse)
+	ratio := float64(heap) / float64(unsent)
+	t.Logf("%d bytes unsent to %d peers hold %d bytes of heap: %.2fx", unsent, peers, heap, ratio)
+	if s.Stats().SlowPeers != 0 || s.Stats().OverBudget != 0 {
+		t.Fatalf("a peer was disconnected: %+v", s.Stats())
+	}
+	if ratio > 2.2 {
+		t.Errorf("unsent replies cost %.2fx their bytes in heap, want at most 2.2x (a buffer's doubling)", ratio)
+	}
+}
+
+func indexOf(cs []net.Conn, c net.Conn) int {
+	for i, x := range cs {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
