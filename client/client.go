@@ -138,16 +138,30 @@ func (c *Child) Probe(minVersion string) (capability.Capability, bool, error) {
 	return seen, false, nil
 }
 
+// SendLimit and SendSourceLimit are the UTF-16 code units of message and
+// source that Report sends: far past the service's cuts, so that the
+// service redacts a secret that straddles its cut (redact, then cut), and
+// small enough that a frame stays under the service's 64 KiB (at most 6
+// bytes a unit once JSON-quoted: "<" is \u003c; TestReportWorstFrame).
+const (
+	SendLimit       = 8 << 10
+	SendSourceLimit = 1000
+)
+
 // Report sends one diagnostic and returns once the service has taken it:
 // delivered, and durable in the parent's mailbox, or dropped by policy
 // (duplicate, rate, cap), which the service does not reveal. The message
-// and source are sanitized first (sanitize.Message, sanitize.Source), so a
-// report of any length is taken, cut to the service's limits. A level
-// other than diag.Info, diag.Warning or diag.Error, or a message blank once
-// sanitized, is refused with an *Error of code CodeInvalidParams.
+// and source are sanitized first and cut to SendLimit units, so a report
+// of any length fits in a frame; the service redacts secrets and then cuts
+// to its limits (1000 and 80 units). The client does not redact: the
+// service does, and a client that cut to 1000 itself would leave the start
+// of a secret straddling that cut where the service could no longer
+// recognize it (docs/redaction.md). A level other than diag.Info,
+// diag.Warning or diag.Error, or a message blank once sanitized, is
+// refused with an *Error of code CodeInvalidParams.
 func (c *Child) Report(level diag.Level, message, source string) error {
-	p := wire.ReportParams{Level: wire.Ptr(string(level)), Message: wire.Ptr(sanitize.Message(message))}
-	if src := sanitize.Source(source); src != "" {
+	p := wire.ReportParams{Level: wire.Ptr(string(level)), Message: wire.Ptr(sanitize.Clean(message, SendLimit))}
+	if src := sanitize.Clean(source, SendSourceLimit); src != "" {
 		p.Source = &src
 	}
 	return c.call(wire.MethodDiagnosticReport, p, nil)

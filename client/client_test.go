@@ -192,3 +192,31 @@ func TestConcurrentReports(t *testing.T) {
 		t.Errorf("%d messages, want 5", len(msgs))
 	}
 }
+
+// The worst case for the frame: every unit a character JSON escapes
+// longest, the message and source at their send limits, is still taken.
+func TestReportWorstFrame(t *testing.T) {
+	s, c, _ := startChild(t, "/root/frame")
+	for _, ch := range []string{"<", "\"", "\\", "€", "&"} {
+		if err := c.Report(diag.Info, strings.Repeat(ch, client.SendLimit+5), strings.Repeat(ch, client.SendSourceLimit+5)); err != nil {
+			t.Fatalf("%q: %v", ch, err)
+		}
+	}
+	if msgs := readMailbox(t, s, "/root"); len(msgs) != 5 {
+		t.Fatalf("mailbox: %d messages", len(msgs))
+	}
+}
+
+// A secret straddling the service's 1000-unit cut leaves no prefix: the
+// client sends past the cut, and the service redacts, then cuts.
+func TestReportSecretAtTheCut(t *testing.T) {
+	s, c, _ := startChild(t, "/root/cut")
+	tok := "ghp_" + strings.Repeat("Q2xM9zR4pW", 3) + "7vK3nT"
+	if err := c.Report(diag.Error, strings.Repeat("x", 985)+" "+tok+" tail", ""); err != nil {
+		t.Fatal(err)
+	}
+	msgs := readMailbox(t, s, "/root")
+	if len(msgs) != 1 || strings.Contains(msgs[0].Message, "ghp_") || strings.Contains(msgs[0].Text, "ghp_") {
+		t.Fatalf("mailbox: %+v", msgs)
+	}
+}

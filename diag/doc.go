@@ -10,16 +10,18 @@
 // JSON bridge produces) or a map[string]string, and refuses everything else
 // with an error that matches ErrInvalid. Extra keys in a map are ignored:
 // nothing in a payload can claim a thread path, since attribution comes only
-// from which child's bus carried it. Sanitizing is not secret redaction.
+// from which child's bus carried it. Parse sanitizes, then redacts secrets
+// (package redact, SPEC §12), so that everything after it, the duplicate
+// check included, sees the redacted text; ParseWith can leave redaction out.
 //
 // # The gate
 //
 // Each child runtime generation has one Gate; a reopened runtime gets a new
 // one. For each report, in this order, the first rule that fails decides:
 //
-//	parse → sanitize → valid? → duplicate? → cap? → window? → deliver
+//	parse → sanitize → redact → valid? → duplicate? → cap? → window? → deliver
 //
-// Parse does the first two and Gate.Admit the rest; a caller counts a
+// Parse does the first three and Gate.Admit the rest; a caller counts a
 // payload Parse refuses by admitting the zero Report, which is invalid:
 //
 //   - Invalid: a payload Parse refuses; or, re-checked by Admit without

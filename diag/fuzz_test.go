@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/redact"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -147,7 +148,9 @@ func FuzzParse(f *testing.F) {
 		}
 		var want Report
 		if valid {
-			want = Report{Level(level), sanitize.Message(message), sanitize.Source(source)}
+			msg, _ := redact.Message(message)
+			src, _ := redact.Source(source)
+			want = Report{Level(level), msg, src}
 			valid = !blank(want.Message)
 			if blank(want.Source) || (shape&3 == shapeAnyMap && shape>>6&3 != fieldString) {
 				want.Source = ""

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/diagrelay/diagrelay/redact"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -41,39 +42,61 @@ func invalid(format string, args ...any) error {
 //
 // The level must be exactly "info", "warning" or "error": no case folding
 // and no trimming, so " info" is refused. The message is cleaned with
-// sanitize.Message and must not be blank afterwards; the source is cleaned
-// with sanitize.Source and is "" (absent) if blank afterwards. Types and the
-// level are checked before any text is sanitized, so a refused payload costs
-// little however long its text.
+// redact.Message (sanitized, secrets redacted, then cut to
+// sanitize.MessageLimit) and must not be blank afterwards; the source is
+// cleaned with redact.Source and is "" (absent) if blank afterwards. Types
+// and the level are checked before any text is sanitized, so a refused
+// payload costs little however long its text.
+//
+// Parse is ParseWith(payload, ParseOptions{}) without the counts.
 func Parse(payload any) (Report, error) {
+	r, _, err := ParseWith(payload, ParseOptions{})
+	return r, err
+}
+
+// ParseOptions change how ParseWith cleans a report. The zero value is
+// the default pipeline: sanitize, then redact.
+type ParseOptions struct {
+	// NoRedaction cleans the texts with sanitize.Message and
+	// sanitize.Source alone: secrets pass (SPEC §12 lets a host turn
+	// redaction off, with a warning).
+	NoRedaction bool
+}
+
+// ParseWith is Parse with options; it also returns how many secrets were
+// redacted from the message and the source together, by rule (nil: none).
+// This is the one place in the pipeline where reports are sanitized and
+// redacted (docs/redaction.md): the gate, and so deduplication, sees the
+// redacted text.
+func ParseWith(payload any, o ParseOptions) (Report, redact.Counts, error) {
 	switch p := payload.(type) {
 	case Report:
-		return clean(p.Level, p.Message, p.Source)
+		return o.clean(p.Level, p.Message, p.Source)
 	case *Report:
 		if p == nil {
-			return Report{}, invalid("payload is a nil *diag.Report")
+			return Report{}, nil, invalid("payload is a nil *diag.Report")
 		}
-		return clean(p.Level, p.Message, p.Source)
+		return o.clean(p.Level, p.Message, p.Source)
 	case map[string]any:
-		return parseMap(p)
+		return o.parseMap(p)
 	case map[string]string:
 		level, ok := p["level"]
 		if !ok {
-			return Report{}, invalid("field \"level\" is missing")
+			return Report{}, nil, invalid("field \"level\" is missing")
 		}
 		message, ok := p["message"]
 		if !ok {
-			return Report{}, invalid("field \"message\" is missing")
+			return Report{}, nil, invalid("field \"message\" is missing")
 		}
-		return clean(Level(level), message, p["source"])
+		return o.clean(Level(level), message, p["source"])
 	case nil:
-		return Report{}, invalid("payload is nil, want diag.Report, *diag.Report or map[string]any")
+		return Report{}, nil, invalid("payload is nil, want diag.Report, *diag.Report or map[string]any")
 	default:
-		return Report{}, invalid("payload is %T, want diag.Report, *diag.Report or map[string]any", payload)
+		return Report{}, nil, invalid("payload is %T, want diag.Report, *diag.Report or map[string]any", payload)
 	}
 }
 
-func parseMap(m map[string]any) (Report, error) {
+func (o ParseOptions) parseMap(m map[string]any) (Report, redact.Counts, error) {
 	var level Level
 	switch v := m["level"].(type) {
 	case string:
@@ -81,11 +104,11 @@ func parseMap(m map[string]any) (Report, error) {
 	case Level:
 		level = v
 	default:
-		return Report{}, fieldError(m, "level")
+		return Report{}, nil, fieldError(m, "level")
 	}
 	message, ok := m["message"].(string)
 	if !ok {
-		return Report{}, fieldError(m, "message")
+		return Report{}, nil, fieldError(m, "message")
 	}
 	var source string
 	switch v := m["source"].(type) {
@@ -93,9 +116,9 @@ func parseMap(m map[string]any) (Report, error) {
 		source = v
 	case nil: // missing or JSON null: absent
 	default:
-		return Report{}, fieldError(m, "source")
+		return Report{}, nil, fieldError(m, "source")
 	}
-	return clean(level, message, source)
+	return o.clean(level, message, source)
 }
 
 // fieldError explains why m[key] is not a string.
@@ -111,19 +134,31 @@ func fieldError(m map[string]any, key string) error {
 	}
 }
 
-// clean checks the level, then sanitizes the texts.
-func clean(level Level, message, source string) (Report, error) {
+// clean checks the level, then sanitizes and redacts the texts.
+func (o ParseOptions) clean(level Level, message, source string) (Report, redact.Counts, error) {
 	if !level.Valid() {
-		return Report{}, invalid("level %s is not info, warning or error", quote(string(level)))
+		return Report{}, nil, invalid("level %s is not info, warning or error", quote(string(level)))
 	}
-	r := Report{Level: level, Message: sanitize.Message(message)}
+	if o.NoRedaction {
+		r := Report{Level: level, Message: sanitize.Message(message)}
+		if blank(r.Message) {
+			return Report{}, nil, invalid("message is blank after sanitizing")
+		}
+		if r.Source = sanitize.Source(source); blank(r.Source) {
+			r.Source = ""
+		}
+		return r, nil, nil
+	}
+	msg, counts := redact.Message(message)
+	r := Report{Level: level, Message: msg}
 	if blank(r.Message) {
-		return Report{}, invalid("message is blank after sanitizing")
+		return Report{}, nil, invalid("message is blank after sanitizing")
 	}
-	if r.Source = sanitize.Source(source); blank(r.Source) {
-		r.Source = ""
+	src, sc := redact.Source(source)
+	if r.Source = src; blank(r.Source) {
+		r.Source, sc = "", nil
 	}
-	return r, nil
+	return r, counts.Add(sc), nil
 }
 
 // quote quotes a child's text for an error message: ASCII only, so nothing

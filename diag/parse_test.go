@@ -230,3 +230,27 @@ func TestParseSanitizes(t *testing.T) {
 		}
 	}
 }
+
+// Parse redacts after sanitizing (SPEC §12); ParseWith counts, and can be
+// told not to.
+func TestParseRedacts(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
+	p := map[string]any{"level": "error", "message": "auth failed with token " + tok + "\x1b[31m for x", "source": "ext " + tok}
+	r, counts, err := ParseWith(p, ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Message != "auth failed with token [REDACTED:github-pat] for x" || r.Source != "ext [REDACTED:github-pat]" {
+		t.Errorf("ParseWith = %+v", r)
+	}
+	if counts["github-pat"] != 2 {
+		t.Errorf("counts %v, want github-pat: 2 (message and source)", counts)
+	}
+	if r2, _ := Parse(p); r2 != r {
+		t.Errorf("Parse = %+v, ParseWith = %+v", r2, r)
+	}
+	r, counts, err = ParseWith(p, ParseOptions{NoRedaction: true})
+	if err != nil || counts != nil || !strings.Contains(r.Message, tok) || r.Message != sanitize.Message(p["message"].(string)) {
+		t.Errorf("NoRedaction: %+v %v %v", r, counts, err)
+	}
+}

@@ -9,9 +9,11 @@
 // only from which runtime's bus carried a report: nothing in a payload can
 // name another thread.
 //
-// Each report goes parse → sanitize → validate → duplicate? → cap? →
-// window? (package diag, one Gate per runtime generation) and, if delivered,
-// to three places:
+// Each report goes parse → sanitize → redact → validate → duplicate? →
+// cap? → window? (package diag, one Gate per runtime generation) and, if
+// delivered, to three places. Redaction (SPEC §12, docs/redaction.md) is on
+// unless Config.NoRedaction: the sinks and the status get the redacted text,
+// and the status counts the secrets redacted, by rule:
 //
 //  1. the parent message (Mailbox.Post) for the recipient, which is the
 //     lexical parent or, for an independent root such as "/k", its owner:
@@ -27,8 +29,8 @@
 //     gluing the "]"); watch frames sources with the same function. A
 //     source of which the frame keeps nothing shows as no source. The
 //     parent message and the status keep the sanitized source as it is;
-//  3. the thread's Status: the 20 newest delivered reports and the drop
-//     counters.
+//  3. the thread's Status: the 20 newest delivered reports, the drop
+//     counters, and the redacted secrets of every delivered report by rule.
 //
 // The mailbox is called first, so the durable copy exists before anything
 // is shown. Sinks are called with no lock held; a sink that fails or panics

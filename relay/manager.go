@@ -89,20 +89,27 @@ type Config struct {
 	// Observer, if set, is told of every delivery, drop, held-back and
 	// shown notification (see Observer).
 	Observer Observer
+
+	// NoRedaction turns secret redaction off (SPEC §12): reports are only
+	// sanitized, and a child's token reaches the parent. Redaction is on by
+	// default; a host that turns it off should say so (serve logs a
+	// warning).
+	NoRedaction bool
 }
 
 // Manager routes diagnostics from child runtimes to the parent session. It
 // is safe for concurrent use. It starts no goroutines of its own; the only
 // timer it sets is the host-wide summary of held-back notifications.
 type Manager struct {
-	mode      Mode
-	notifier  Notifier
-	mailbox   Mailbox
-	now       func() time.Time
-	afterFunc func(time.Duration, func()) func() bool
-	onSinkErr func(error)
-	onPanic   func(thread, topic string, recovered any)
-	observer  Observer
+	mode        Mode
+	notifier    Notifier
+	mailbox     Mailbox
+	now         func() time.Time
+	afterFunc   func(time.Duration, func()) func() bool
+	onSinkErr   func(error)
+	onPanic     func(thread, topic string, recovered any)
+	observer    Observer
+	noRedaction bool
 
 	mu        sync.Mutex
 	threads   map[string]*thread
@@ -118,14 +125,15 @@ type Manager struct {
 // NewManager returns a Manager configured by c.
 func NewManager(c Config) *Manager {
 	m := &Manager{
-		mode:      c.Mode,
-		notifier:  c.Notifier,
-		mailbox:   c.Mailbox,
-		now:       c.Now,
-		onSinkErr: c.OnSinkError,
-		onPanic:   c.OnPanic,
-		observer:  c.Observer,
-		threads:   make(map[string]*thread),
+		mode:        c.Mode,
+		notifier:    c.Notifier,
+		mailbox:     c.Mailbox,
+		now:         c.Now,
+		onSinkErr:   c.OnSinkError,
+		onPanic:     c.OnPanic,
+		observer:    c.Observer,
+		noRedaction: c.NoRedaction,
+		threads:     make(map[string]*thread),
 	}
 	if m.mode == "" {
 		m.mode = ModeRPC

@@ -32,6 +32,7 @@ type Observation struct {
 	Thread       string
 	At           time.Time
 	Report       diag.Report  // ObservedDelivery
+	Redacted     Redacted     // ObservedDelivery: the secrets redacted from Report, by rule; nil if none
 	Verdict      diag.Verdict // ObservedDrop
 	Notification Notification // ObservedHeld, ObservedNotification
 }
@@ -59,6 +60,7 @@ type ThreadSummary struct {
 	Generation          uint64
 	Diagnostics         int // how many the status holds, at most MaxStatusDiagnostics
 	Dropped             diag.Dropped
+	Redacted            Redacted // secrets redacted from its delivered reports, by rule
 }
 
 // Thread returns the summary of the thread at path, and false if the
@@ -77,7 +79,8 @@ func (t *thread) summary() ThreadSummary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return ThreadSummary{Path: t.path, Parent: t.parent, Owner: t.owner,
-		Open: t.live != nil, Generation: t.gen, Diagnostics: t.diags.Len(), Dropped: t.droppedLocked()}
+		Open: t.live != nil, Generation: t.gen, Diagnostics: t.diags.Len(), Dropped: t.droppedLocked(),
+		Redacted: t.redacted.clone()}
 }
 
 // Threads returns a summary of every thread the Manager has opened, sorted

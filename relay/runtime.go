@@ -20,6 +20,8 @@ type thread struct {
 	// dropped sums the drops of the closed generations' gates; the live
 	// one's are added when read. The gates are the one count of drops.
 	dropped diag.Dropped
+	// redacted sums the secrets redacted from delivered reports.
+	redacted Redacted
 }
 
 // Recipient is where the reports of a thread with this parent and owner
@@ -54,6 +56,7 @@ func (t *thread) status() Status {
 		Generation:  t.gen,
 		Diagnostics: t.diags.AppendOldestFirst(make([]Diagnostic, 0, t.diags.Len())),
 		Dropped:     t.droppedLocked(),
+		Redacted:    t.redacted.clone(),
 	}
 	return s
 }
@@ -125,8 +128,9 @@ func (r *Runtime) Generation() uint64 { return r.gen }
 // is not a duplicate. A failed notification is recorded, not returned: the
 // mailbox is the durable path.
 func (r *Runtime) Report(payload any) (diag.Verdict, error) {
-	// Parsing sanitizes, the costly step: it runs before the lock.
-	rep, parseErr := diag.Parse(payload)
+	// Parsing sanitizes and redacts, the costly steps: it runs before the
+	// lock.
+	rep, found, parseErr := diag.ParseWith(payload, diag.ParseOptions{NoRedaction: r.m.noRedaction})
 	t := r.t
 	t.mu.Lock()
 	// The clock is read under the lock, so that reports on one runtime
@@ -151,8 +155,14 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 		return v, parseErr
 	}
 	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: now})
+	for id, n := range found {
+		if t.redacted == nil {
+			t.redacted = make(Redacted, len(found))
+		}
+		t.redacted[id] += n
+	}
 	t.mu.Unlock()
-	r.m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: now, Report: rep})
+	r.m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: now, Report: rep, Redacted: Redacted(found)})
 	postErr := r.m.deliver(r, rep, now)
 	if postErr != nil {
 		// The parent never got it: let the child's retry through rather

@@ -102,6 +102,9 @@ func (h *eventHub) Observe(o relay.Observation) {
 	case relay.ObservedDelivery:
 		ev.Kind, ev.Level = wire.EventDelivered, string(o.Report.Level)
 		ev.Source, ev.Message = wire.Ptr(o.Report.Source), wire.Ptr(o.Report.Message)
+		if len(o.Redacted) > 0 {
+			ev.Redacted = wire.Redacted(o.Redacted)
+		}
 	case relay.ObservedDrop:
 		ev.Kind, ev.Reason = wire.EventDropped, wireReason(o.Verdict)
 	case relay.ObservedHeld, relay.ObservedNotification:

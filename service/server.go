@@ -48,6 +48,9 @@ type Config struct {
 	AfterFunc   func(d time.Duration, f func()) (stop func() bool)
 	NotifyRate  rate.Limit // passed to the relay.Manager
 	NotifyBurst int
+	// NoRedaction turns secret redaction off (relay.Config.NoRedaction);
+	// New logs a warning when it is set.
+	NoRedaction bool
 
 	// HelloTimeout is how long a socket peer may stay connected, from
 	// accept and whatever it sends, without a successful session.hello.
@@ -178,7 +181,11 @@ func New(c Config) *Server {
 		NotifyBurst: c.NotifyBurst,
 		OnSinkError: func(err error) { s.log.Warn("sink failed", "err", err) },
 		Observer:    s.events,
+		NoRedaction: c.NoRedaction,
 	})
+	if c.NoRedaction {
+		s.log.Warn("secret redaction is off: a child's token in a report reaches the parent verbatim (docs/redaction.md)")
+	}
 	return s
 }
 

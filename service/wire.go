@@ -30,11 +30,20 @@ func wireReason(v diag.Verdict) string {
 	return "unknown"
 }
 
+// wireRedacted is never nil: the member reads {} when nothing was redacted.
+func wireRedacted(r relay.Redacted) wire.Redacted {
+	if r == nil {
+		return wire.Redacted{}
+	}
+	return wire.Redacted(r)
+}
+
 func wireThreads(ts []relay.ThreadSummary) wire.Threads {
 	r := wire.Threads{Threads: make([]wire.ThreadInfo, len(ts))}
 	for i, t := range ts {
 		r.Threads[i] = wire.ThreadInfo{Path: t.Path, Parent: t.Parent, Owner: t.Owner, Open: t.Open,
-			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: t.Dropped}
+			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: t.Dropped,
+			Redacted: wireRedacted(t.Redacted)}
 	}
 	return r
 }
@@ -44,6 +53,7 @@ func wireStatus(s relay.Status) wire.Status {
 		Path: s.Path, Parent: s.Parent, Owner: s.Owner, Open: s.Open, Generation: s.Generation,
 		Diagnostics: make([]wire.Diagnostic, len(s.Diagnostics)),
 		Dropped:     s.Dropped,
+		Redacted:    wireRedacted(s.Redacted),
 	}
 	for i, d := range s.Diagnostics {
 		r.Diagnostics[i] = wire.Diagnostic{Level: string(d.Level), Source: d.Source, Message: d.Message, At: d.At}

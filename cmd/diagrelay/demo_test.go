@@ -165,8 +165,10 @@ var wantThreads = map[string]wantThread{
 	// once sanitized; 10 payloads are malformed.
 	"/root/hostile": {delivered: 11, dropped: diag.Dropped{Duplicate: 1, Invalid: 10},
 		generation: 1, open: true, kept: 11, to: "/root"},
-	"/k":   {delivered: 1, generation: 1, open: true, kept: 1, to: "/root"},
-	"/k/l": {delivered: 1, generation: 1, open: true, kept: 1, to: "/k"},
+	// One report with a token in it, redacted.
+	"/root/leaky": {delivered: 1, generation: 1, open: true, kept: 1, to: "/root"},
+	"/k":          {delivered: 1, generation: 1, open: true, kept: 1, to: "/root"},
+	"/k/l":        {delivered: 1, generation: 1, open: true, kept: 1, to: "/k"},
 }
 
 func TestDemoCounts(t *testing.T) {
@@ -384,5 +386,36 @@ func TestDemoUsage(t *testing.T) {
 	}
 	if _, errOut, code := runCmd(t, "demo", "-h"); code != 0 || !strings.Contains(errOut, "usage:") {
 		t.Errorf("demo -h: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// The demo's careless child leaks a token: the parent sees only the
+// marker, in every mode, and the status counts it.
+func TestDemoRedactsTheLeakedToken(t *testing.T) {
+	for _, mode := range []string{"rpc", "print"} {
+		tr, _ := demoJSON(t, "--mode", mode)
+		parentSaw, err := json.Marshal(struct {
+			N any
+			M any
+			S any
+		}{tr.Notifications, tr.Mailboxes, tr.Statuses})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(parentSaw), "ghp_") {
+			t.Errorf("%s: a token reached the parent", mode)
+		}
+		if !strings.Contains(string(parentSaw), "[REDACTED:github-pat]") {
+			t.Errorf("%s: no marker in what the parent saw", mode)
+		}
+		for _, s := range tr.Statuses {
+			want := 0
+			if s.Path == "/root/leaky" {
+				want = 1
+			}
+			if s.Redacted["github-pat"] != want {
+				t.Errorf("%s: %s redacted %v, want github-pat %d", mode, s.Path, s.Redacted, want)
+			}
+		}
 	}
 }

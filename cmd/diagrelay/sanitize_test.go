@@ -18,6 +18,9 @@ func runSanitizeCmd(t *testing.T, stdin string, args ...string) (code int, stdou
 	return code, out.String(), errb.String()
 }
 
+// fakeTok is a GitHub token's shape, made up.
+var fakeTok = "ghp_" + strings.Repeat("Q2xM9zR4pW", 3) + "7vK3nT"
+
 func TestSanitizeCommand(t *testing.T) {
 	long := strings.Repeat("x", 1200)
 	for _, tc := range []struct {
@@ -40,6 +43,10 @@ func TestSanitizeCommand(t *testing.T) {
 		{"newline does not end a NUL record", []string{"-z", "--limit", "4"}, "ab\ncdef\x00", "ab…\x00"},
 		{"escape split by newline", nil, "a\x1b]0;title\nb\n", "a\nb\n"},
 		{"invalid UTF-8", nil, "a\xe2\x1b[31mred\n", "a\uFFFDred\n"},
+		{"a token passes without --redact", nil, "token " + fakeTok + "\n", "token " + fakeTok + "\n"},
+		{"--redact", []string{"--redact"}, "token \x1b[1m" + fakeTok + ", retry\nclean\n", "token [REDACTED:github-pat], retry\nclean\n"},
+		{"--redact, then the cut", []string{"--redact", "--limit", "12"}, "token " + fakeTok + "\n", "token [REDA…\n"},
+		{"--redact -z", []string{"--redact", "-z"}, "a\n" + fakeTok + "\x00", "a [REDACTED:github-pat]\x00"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := runSanitizeCmd(t, tc.in, tc.args...)

@@ -16,13 +16,15 @@ var modes = []string{string(relay.ModeTUI), string(relay.ModeRPC), string(relay.
 func serveCommand() *cli.Command {
 	c := &cli.Command{
 		Name:  "serve",
-		Usage: "[--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [limit and log flags]",
+		Usage: "[--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [--redact=on|off] [limit and log flags]",
 		Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
 		Long: `
 Serves the host on stdin/stdout (--stdio) and children, and a host with the
 token in DIR/host.token, on a Unix socket (mode 0600). The socket is served
 unless --socket "" is given. SIGINT or SIGTERM stops accepting, finishes the
-requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
+requests in flight and closes the mailbox. Secrets in reports are redacted
+(docs/redaction.md) unless --redact=off, which logs a warning at start. The
+protocol: docs/protocol.md.`,
 		Env: []string{envRuntimeDir, envStateHome},
 		Exit: []string{
 			"0  stopped cleanly (a signal, or the stdio host closed stdin)",
@@ -39,6 +41,7 @@ requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
 	fs.IntVar(&o.MaxPending, "max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
 	fs.IntVar(&o.MaxConnsPerChild, "max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
 	fs.IntVar(&o.MaxUnsentTotal, "max-unsent-total", service.DefaultMaxUnsentTotal, "`bytes` of replies and events that may wait for all socket peers together;\npast it the peers that have gone longest without reading are disconnected")
+	redact := cli.Choice(fs, "redact", "on", "redact secrets in reports before the parent sees them (off warns at start)", "on", "off")
 	logFormat := cli.Choice(fs, "log-format", "text", "log to stderr (at most 10 lines/s) as", "text", "json")
 	c.Run = func(s *cli.IO, _ []string) error {
 		switch {
@@ -56,6 +59,7 @@ requests in flight and closes the mailbox. The protocol: docs/protocol.md.`,
 			return cli.Usagef(`--socket "" without --stdio serves no one: give --stdio, --socket PATH or both`)
 		}
 		o.Mode = relay.Mode(*mode)
+		o.NoRedaction = *redact == "off"
 		o.Logger = serve.NewLogger(s.Err, *logFormat, time.Now)
 		return serve.Run(o, s.In, s.Out)
 	}

@@ -60,3 +60,32 @@ func TestServeLogFormatAndConnLimit(t *testing.T) {
 		}
 	}
 }
+
+// serve redacts by default; --redact=off warns at start and passes the
+// token; a bad value is a usage error. The real binary, a real report.
+func TestServeRedactFlag(t *testing.T) {
+	wantExit(t, "--redact maybe", runDiagrelay(t, nil, "", "serve", "--stdio", "--redact", "maybe"), 2, "-redact: want on or off")
+	tok := "ghp_" + strings.Repeat("Q2xM9zR4pW", 3) + "7vK3nT"
+	for _, tt := range []struct {
+		flag string
+		want string
+		warn bool
+	}{
+		{"", "/root/r: auth failed with [REDACTED:github-pat]", false},
+		{"--redact=off", "/root/r: auth failed with " + tok, true},
+	} {
+		var extra []string
+		if tt.flag != "" {
+			extra = append(extra, tt.flag)
+		}
+		s := startServer(t, "", "", extra...)
+		tokChild, _ := s.open("/root/r")
+		wantExit(t, "report", runDiagrelay(t, s.childEnv(tokChild), "", "report", "--level", "error", "auth failed with "+tok), 0, "")
+		if _, text, _ := uiNotifyParams(t, s.host.nextNote(t)); text != tt.want {
+			t.Errorf("%s: notified %q, want %q", tt.flag, text, tt.want)
+		}
+		if got := s.waitStderr("redaction is off"); got != tt.warn {
+			t.Errorf("%s: warning logged %v, want %v:\n%s", tt.flag, got, tt.warn, s.stderr.String())
+		}
+	}
+}

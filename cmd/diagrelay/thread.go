@@ -126,7 +126,8 @@ func threadStatusCommand() *cli.Command {
 		Long: fmt.Sprintf(`
 Prints thread PATH's status (thread.status): whether its runtime is open,
 its generation, its %d newest delivered diagnostics, oldest first, and how
-many reports were dropped, per reason. Every text is sanitized again before
+many reports were dropped, per reason, and how many secrets were redacted
+(docs/redaction.md). Every text is sanitized again before
 it is printed. --json prints the status as the service gave it.`, relay.MaxStatusDiagnostics),
 	}
 	asJSON := c.Flag.Bool("json", false, "print the status as JSON")
@@ -186,6 +187,7 @@ func writeStatus(w io.Writer, st client.ThreadStatus) error {
 	}
 	d := st.Dropped
 	fmt.Fprintf(tw, "dropped\t%d duplicate, %d rate, %d cap, %d invalid\n", d.Duplicate, d.Rate, d.Cap, d.Invalid)
+	fmt.Fprintf(tw, "redacted\t%d\n", st.Redacted.Total())
 	fmt.Fprintf(tw, "diagnostics\t%d\n", len(st.Diagnostics))
 	if err := tw.Flush(); err != nil {
 		return err

@@ -52,7 +52,7 @@ diagrelay thread list `+flags)
 		t.Fatalf("the shell: %v", r)
 	}
 	for _, want := range []string{"thread       /root/x\n", "runtime      open, generation 1\n", "parent       /root\n",
-		"dropped      0 duplicate, 0 rate, 0 cap, 0 invalid\n", "diagnostics  1\n", " warning [sh] hello from a shell\n",
+		"dropped      0 duplicate, 0 rate, 0 cap, 0 invalid\n", "redacted     0\n", "diagnostics  1\n", " warning [sh] hello from a shell\n",
 		"PATH     RUNTIME  GENERATION  DIAGNOSTICS  DROPPED\n/root/x  open     1           1            0\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)

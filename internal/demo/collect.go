@@ -67,7 +67,10 @@ func (d *scenario) collect() {
 		ds := Status{
 			Path: st.Path, Parent: st.Parent, Owner: st.Owner, ReportsTo: st.Recipient(), Open: st.Open,
 			Generation: st.Generation, Delivered: s.postedFrom(st.Path), Dropped: st.Dropped,
-			Diagnostics: []Diagnostic{},
+			Diagnostics: []Diagnostic{}, Redacted: map[string]int{},
+		}
+		for id, n := range st.Redacted {
+			ds.Redacted[id] = n
 		}
 		for _, g := range st.Diagnostics {
 			ds.Diagnostics = append(ds.Diagnostics, Diagnostic{

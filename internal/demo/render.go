@@ -349,8 +349,12 @@ func printStatuses(p printer, tr *Transcript) {
 			kept = fmt.Sprintf("the newest %d kept", len(s.Diagnostics))
 		}
 		d := s.Dropped
-		p.para("    ", fmt.Sprintf("delivered %d (%s); dropped: duplicate %d, rate %d, cap %d, invalid %d",
-			s.Delivered, kept, d.Duplicate, d.Rate, d.Cap, d.Invalid))
+		redacted := 0
+		for _, n := range s.Redacted {
+			redacted += n
+		}
+		p.para("    ", fmt.Sprintf("delivered %d (%s); dropped: duplicate %d, rate %d, cap %d, invalid %d; secrets redacted %d",
+			s.Delivered, kept, d.Duplicate, d.Rate, d.Cap, d.Invalid, redacted))
 		for _, g := range s.Diagnostics {
 			text := displayCut(g.Message)
 			if g.Source != "" {

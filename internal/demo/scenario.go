@@ -6,6 +6,7 @@ package demo
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/diagrelay/diagrelay/bus"
@@ -22,6 +23,7 @@ var children = []Thread{
 	{Path: "/root/scout/lint", Role: "grandchild; a shutdown hook reports at +50s"},
 	{Path: "/root/noisy", Role: "floods: bursts of reports and repeats; reopened at +70s"},
 	{Path: "/root/hostile", Role: "hostile: escapes, Bidi, smuggling, 10 MiB, bad types, forgery"},
+	{Path: "/root/leaky", Role: "careless: pastes a GitHub token into its report"},
 	{Path: "/k", Owner: relay.RootPath, Role: "independent root created by /root"},
 	{Path: "/k/l", Role: "child of the independent root"},
 }
@@ -98,6 +100,9 @@ func Run(mode relay.Mode) (*Transcript, error) {
 	d.at(400 * time.Millisecond)
 	d.wellBehaved("/k/l", diag.Warning, "stale cache entry ignored: go.sum changed", "cache",
 		"child of /k reports to /k")
+	d.at(500 * time.Millisecond)
+	d.wellBehaved("/root/leaky", diag.Error, "git push failed: token "+leakedToken+" rejected for acme/api", "git",
+		"a careless extension pastes a token; the parent sees [REDACTED:github-pat] (docs/redaction.md)")
 
 	// The flood and the attack interleave, as they would in a real session.
 	d.at(1 * time.Second)
@@ -253,6 +258,10 @@ func (d *scenario) wellBehaved(path string, level diag.Level, message, source, w
 	}
 	d.logReports(path, what, describePayload(rep), result, t, posted)
 }
+
+// leakedToken is the shape of a GitHub token, made up (built here, so no
+// credential-shaped literal sits in the source).
+var leakedToken = "ghp_" + strings.Repeat("Q2xM9zR4pW", 3) + "7vK3nT"
 
 func noisyReport(step int) diag.Report {
 	return diag.Report{Level: diag.Info, Source: "build", Message: fmt.Sprintf("progress: step %d of 43", step)}

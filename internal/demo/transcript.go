@@ -146,6 +146,8 @@ type Status struct {
 	Delivered   int          `json:"delivered"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	Dropped     diag.Dropped `json:"dropped"`
+	// Redacted counts the secrets redacted from its reports, by rule.
+	Redacted map[string]int `json:"redacted"`
 }
 
 // Diagnostic is one delivered report as a status or an event shows it.

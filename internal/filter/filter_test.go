@@ -34,3 +34,35 @@ func TestRecordsWriteError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// RedactedRecords: each record sanitized, redacted, then cut.
+func TestRedactedRecords(t *testing.T) {
+	tok := "ghp_" + strings.Repeat("Q2xM9zR4pW", 3) + "7vK3nT"
+	check := func(in string, limit int, want string) {
+		t.Helper()
+		var out bytes.Buffer
+		if err := RedactedRecords(strings.NewReader(in), &out, limit, '\n'); err != nil || out.String() != want {
+			t.Errorf("RedactedRecords(%q, %d) = %q, %v; want %q", in, limit, out.String(), err, want)
+		}
+	}
+	check("token \x1b[31m"+tok+"\nclean line\n", 1000, "token [REDACTED:github-pat]\nclean line\n")
+	check("", 1000, "")
+	check("abcdef\n", 3, "ab…\n")
+	// A token straddling the cut leaves no prefix.
+	check("0123456789 "+tok, 20, "0123456789 [REDACTE…\n")
+	// What Records alone does with it: the prefix survives.
+	var plain bytes.Buffer
+	Records(strings.NewReader("0123456789 "+tok), &plain, 20, '\n')
+	if !strings.Contains(plain.String(), "ghp_") {
+		t.Errorf("the test is void: %q", plain.String())
+	}
+	// Records past MaxRedactedRecord are cut there, --limit 0 included.
+	var out bytes.Buffer
+	if err := RedactedRecords(strings.NewReader(strings.Repeat("x", MaxRedactedRecord+10)+"\nnext\n"), &out, 0, '\n'); err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(out.String(), "\n")
+	if len(first) != MaxRedactedRecord-1+len("…") || rest != "next\n" {
+		t.Errorf("long record: %d bytes, rest %q", len(first), rest)
+	}
+}

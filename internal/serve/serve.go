@@ -26,7 +26,10 @@ type Options struct {
 	Mode         relay.Mode
 	// MaxPending, MaxConnsPerChild and MaxUnsentTotal are service.Config's.
 	MaxPending, MaxConnsPerChild, MaxUnsentTotal int
-	Logger                                       *slog.Logger
+	// NoRedaction is serve --redact=off: secrets pass, with a warning at
+	// start (service.Config.NoRedaction).
+	NoRedaction bool
+	Logger      *slog.Logger
 }
 
 // shutdownTimeout bounds how long the requests in flight may take to
@@ -49,7 +52,8 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 	}
 
 	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
-		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal})
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal,
+		NoRedaction: o.NoRedaction})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -40,8 +40,8 @@ func (p *Printer) Threads(ts []wire.ThreadInfo) error {
 		if t.Open {
 			state = "open"
 		}
-		line := fmt.Sprintf("thread %s %s gen %d diagnostics %d dropped duplicate %d rate %d cap %d invalid %d",
-			t.Path, state, t.Generation, t.Diagnostics, t.Dropped.Duplicate, t.Dropped.Rate, t.Dropped.Cap, t.Dropped.Invalid)
+		line := fmt.Sprintf("thread %s %s gen %d diagnostics %d dropped duplicate %d rate %d cap %d invalid %d redacted %d",
+			t.Path, state, t.Generation, t.Diagnostics, t.Dropped.Duplicate, t.Dropped.Rate, t.Dropped.Cap, t.Dropped.Invalid, t.Redacted.Total())
 		if t.Owner != "" {
 			line += " owner " + t.Owner
 		}

@@ -36,7 +36,7 @@ func TestPrinterLinesAreClean(t *testing.T) {
 				}
 			}
 		}
-		if !asJSON && (lines[0] != "thread /k open gen 1 diagnostics 0 dropped duplicate 0 rate 0 cap 0 invalid 0 owner /root" ||
+		if !asJSON && (lines[0] != "thread /k open gen 1 diagnostics 0 dropped duplicate 0 rate 0 cap 0 invalid 0 redacted 0 owner /root" ||
 			lines[4] != "10:00:00.000 delivered /root/x error [s] click me" ||
 			lines[len(lines)-2] != "10:00:00.000 notified summary warning: 2 diagnostic notifications were not shown") {
 			t.Fatalf("plain:\n%s", b.String())

@@ -86,7 +86,7 @@ func (s *State) upsert(ti wire.ThreadInfo) *Thread {
 // SetStatus loads a thread's diagnostics from thread.status.
 func (s *State) SetStatus(st wire.Status) {
 	t := s.upsert(cleanInfo(wire.ThreadInfo{Path: st.Path, Parent: st.Parent, Owner: st.Owner,
-		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped}))
+		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped, Redacted: st.Redacted}))
 	n := min(len(st.Diagnostics), relay.MaxStatusDiagnostics)
 	t.Diags = make([]wire.Diagnostic, 0, n)
 	for i := len(st.Diagnostics) - 1; i >= 0 && len(t.Diags) < n; i-- {
@@ -115,6 +115,12 @@ func (s *State) Apply(ev wire.Event) {
 			t = s.upsert(wire.ThreadInfo{Path: path, Parent: relay.LexicalParent(path)})
 		}
 		t.Diagnostics = min(t.Diagnostics+1, relay.MaxStatusDiagnostics)
+		for id, n := range ev.Redacted {
+			if t.Redacted == nil {
+				t.Redacted = wire.Redacted{}
+			}
+			t.Redacted[id] += n
+		}
 		if t.Loaded {
 			d := cleanDiag(wire.Diagnostic{Level: ev.Level, Source: wire.Str(ev.Source), Message: wire.Str(ev.Message), At: ev.At})
 			t.Diags = append([]wire.Diagnostic{d}, t.Diags[:min(len(t.Diags), relay.MaxStatusDiagnostics-1)]...)

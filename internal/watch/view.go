@@ -170,7 +170,8 @@ func (m *Model) detail(w, h int) []string {
 	d := t.Dropped
 	body := [][]span{
 		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, relay.MaxStatusDiagnostics), faint}},
-		{{"dropped: ", faint}, {fmt.Sprintf("duplicate %d · rate %d · cap %d · invalid %d", d.Duplicate, d.Rate, d.Cap, d.Invalid), plain}},
+		{{"dropped: ", faint}, {fmt.Sprintf("duplicate %d · rate %d · cap %d · invalid %d", d.Duplicate, d.Rate, d.Cap, d.Invalid), plain},
+			{" · redacted: ", faint}, {fmt.Sprintf("%d", t.Redacted.Total()), plain}},
 		{{"levels: ", faint}, {filters[m.filter].name, bold}, {" (l to change) · newest first", faint}},
 	}
 	switch {

@@ -39,6 +39,7 @@ type Event struct {
 	NotifyType string    `json:"notifyType,omitempty"` // notified, held
 	Reason     string    `json:"reason,omitempty"`     // dropped: a Reason* value
 	Count      uint64    `json:"count,omitempty"`      // lost
+	Redacted   Redacted  `json:"redacted,omitempty"`   // delivered, when secrets were redacted from it
 }
 
 // Str is *p, or "" for a member that is absent.

@@ -89,6 +89,21 @@ type Status struct {
 	Generation  uint64       `json:"generation"`
 	Diagnostics []Diagnostic `json:"diagnostics"`
 	Dropped     Dropped      `json:"dropped"`
+	Redacted    Redacted     `json:"redacted"`
+}
+
+// Redacted counts the secrets redacted from a thread's delivered reports,
+// by rule id ({} when none): SPEC §12, docs/redaction.md.
+type Redacted map[string]int
+
+// Total is the number of secrets redacted, what watch shows; a negative
+// count (from a confused peer) counts nothing.
+func (r Redacted) Total() int {
+	n := 0
+	for _, v := range r {
+		n += max(v, 0)
+	}
+	return n
 }
 
 // Diagnostic is one entry of Status.Diagnostics.
@@ -121,13 +136,14 @@ type Threads struct {
 // ThreadInfo is one entry of thread.list: Status without the diagnostics,
 // which it counts.
 type ThreadInfo struct {
-	Path        string  `json:"path"`
-	Parent      string  `json:"parent"`
-	Owner       string  `json:"owner"`
-	Open        bool    `json:"open"`
-	Generation  uint64  `json:"generation"`
-	Diagnostics int     `json:"diagnostics"`
-	Dropped     Dropped `json:"dropped"`
+	Path        string   `json:"path"`
+	Parent      string   `json:"parent"`
+	Owner       string   `json:"owner"`
+	Open        bool     `json:"open"`
+	Generation  uint64   `json:"generation"`
+	Diagnostics int      `json:"diagnostics"`
+	Dropped     Dropped  `json:"dropped"`
+	Redacted    Redacted `json:"redacted"`
 }
 
 // Page is mailbox.read's result.

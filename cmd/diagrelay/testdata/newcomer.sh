@@ -89,6 +89,14 @@ while IFS= read -r line; do
 	"diagrelay watch"*)
 		eval "$line" >"$work/watch.out" 2>&1 &
 		watch_pid=$!
+		# watch subscribes before it prints the list: once the list is
+		# out, every later event reaches it.
+		i=0
+		until grep -q '^thread /root/scout ' "$work/watch.out" 2>/dev/null; do
+			i=$((i + 1))
+			[ "$i" -lt 400 ] || fail "watch printed no list: $(cat "$work/watch.out")"
+			sleep 0.05
+		done
 		;;
 	*)
 		eval "$line"

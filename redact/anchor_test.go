@@ -1,0 +1,126 @@
+package redact
+
+import (
+	"regexp/syntax"
+	"strings"
+	"testing"
+)
+
+// plainBook is the book with every anchor off: each rule runs wherever a
+// keyword occurs, as upstream runs it.
+func plainBook() *ruleBook {
+	b := *book()
+	b.rules = append([]rule(nil), b.rules...)
+	for i := range b.rules {
+		b.rules[i].anchor = nil
+	}
+	return &b
+}
+
+// sameAsPlain checks that the anchors only skip work.
+func sameAsPlain(t *testing.T, plain *ruleBook, text string) {
+	t.Helper()
+	got, gc := book().redact(text)
+	want, wc := plain.redact(text)
+	if got != want || gc.Total() != wc.Total() {
+		t.Errorf("anchors changed the result of %q:\n got %q %v\nwant %q %v", text, got, gc, want, wc)
+	}
+}
+
+func TestAnchorsOnlySkipWork(t *testing.T) {
+	plain := plainBook()
+	rng := newRand(40)
+	var texts []string
+	draws := 3
+	if raceEnabled {
+		draws = 1
+	}
+	for range draws {
+		for _, l := range likelyLeaks(rng) {
+			texts = append(texts, l.text)
+		}
+	}
+	texts = append(texts, notSecrets(rng)...)
+	texts = append(texts, blns(t)...)
+	// A generated match of every rule, with its neighbours cut and glued.
+	for _, s := range allSpecs() {
+		re, err := syntax.Parse(s.Regex, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range draws {
+			var b strings.Builder
+			genMatch(rng, re.Simplify(), &b)
+			m := b.String()
+			kw := ""
+			if len(s.Keywords) > 0 {
+				kw = s.Keywords[0]
+			}
+			texts = append(texts, m, "x "+m+", y", kw+"="+m, m[:len(m)/2], m[len(m)/3:], strings.ToUpper(m), "("+m+")")
+		}
+	}
+	n := 0
+	for _, s := range texts {
+		sameAsPlain(t, plain, s)
+		n++
+	}
+	t.Logf("%d texts", n)
+	// How many rules have an anchor.
+	with := 0
+	for _, r := range book().rules {
+		if r.anchor != nil {
+			with++
+		}
+	}
+	t.Logf("%d of %d rules have an anchor", with, len(book().rules))
+}
+
+// The DFA prefilter matches wherever the anchor's regex does (it takes
+// assertions to hold, so it may match more, never less).
+func TestPrefilterCoversTheRegex(t *testing.T) {
+	rng := newRand(41)
+	var texts []string
+	for _, l := range likelyLeaks(rng) {
+		texts = append(texts, l.text)
+	}
+	texts = append(texts, notSecrets(rng)...)
+	for _, s := range allSpecs() {
+		re, _ := syntax.Parse(s.Regex, syntax.Perl)
+		for range 5 {
+			var b strings.Builder
+			genMatch(rng, re.Simplify(), &b)
+			texts = append(texts, b.String(), "x="+b.String()+", "+strings.ToLower(b.String()))
+		}
+	}
+	b := book()
+	checked, more := 0, 0
+	for _, text := range texts {
+		// Where candidates asks: at each keyword occurrence, each offset.
+		b.scan.scan(text, func(k uint16, end int) {
+			start := end - len(b.keywords[k])
+			for _, ri := range b.rulesOf[k] {
+				a := b.rules[ri].anchor
+				if a == nil {
+					continue
+				}
+				for _, o := range a.offsets[b.keywords[k]] {
+					q := start - o
+					if q < 0 {
+						continue
+					}
+					stop := min(len(text), q+a.max+1)
+					re, pre := a.re.MatchString(text[q:stop]), a.pre.matches(text, q, stop)
+					if re && !pre {
+						t.Fatalf("rule %s at %d of %q: the regex matches, the prefilter does not", b.rules[ri].id, q, text)
+					}
+					if re {
+						checked++
+					} else if pre {
+						more++
+					}
+				}
+			}
+		})
+	}
+	t.Logf("%d matches covered; the prefilter passed %d more", checked, more)
+}

@@ -1,0 +1,85 @@
+// Package redact replaces secrets in a diagnostic's text with a marker,
+// "[REDACTED:<rule-id>]", before the text reaches the parent (SPEC §12).
+// Text redacts; Clean, Message and Source sanitize, redact, then cut.
+// The reference, with the measured quality and cost, is docs/redaction.md.
+//
+// # Rules
+//
+// The rules are gitleaks' config/gitleaks.toml at v8.30.1 (MIT; the
+// license is LICENSE.gitleaks), generated into gitleaks_rules.go by
+// `go generate` (internal/gitleaksgen reads the file from the module cache;
+// the module is not imported), then diagrelay's own rules for what
+// upstream misses in a diagnostic (own_rules.go: URL userinfo passwords,
+// Authorization headers, bearer tokens, Discord webhooks, Docker Hub,
+// Groq and Google OAuth client secrets). Each field means what it means
+// upstream:
+//
+//   - Keywords: a rule runs only on a text in which one of its keywords
+//     occurs, case folded; a rule without keywords always runs. One pass
+//     over the text finds every keyword (an Aho-Corasick automaton of this
+//     package's own: see keywords.go for why). Where a rule runs, its regex
+//     runs over the whole text, as upstream runs it over the whole
+//     fragment: no window around the keyword, so no match is lost to a
+//     window's edge (a diagnostic is at most 64 KiB in the service).
+//     Before that, an anchor (anchor.go) may show that the regex cannot
+//     match: for a rule whose regex's shape proves that every match holds a
+//     keyword at a known offset, a bounded start of the regex, run as a DFA
+//     that takes every assertion to hold, must match at some keyword
+//     occurrence. Anchors only skip work; they never change a result.
+//   - The secret is the rule's secret group, or the first non-empty group,
+//     or the whole match if the regex has none.
+//   - Entropy: a finding whose secret's Shannon entropy (upstream's
+//     formula) is not above the rule's threshold is not a secret.
+//   - Allowlists, the global one then the rule's: a finding is allowed
+//     when one of the regexes matches the secret (or the match or the
+//     line, as the list's regexTarget says; a sanitized diagnostic is one
+//     line, the whole text) or the secret, lowercased, contains one of the
+//     stopwords; with condition AND every kind present must hold.
+//
+// # Decisions (SPEC §12, where upstream is silent or wrong for a diagnostic)
+//
+//   - The whole match becomes the marker, not only the secret group, so
+//     that a webhook URL does not survive around its group; except the
+//     delimiter characters the regex consumed at either end (space, quotes,
+//     brackets, ; , and at the start = : \, at the end a literal \n or \r),
+//     which stay. The trimming never enters the secret group.
+//   - A secret followed by , . ) ] } or > is matched as if followed by a
+//     space: the regexes read the text with each run of those characters
+//     that ends the text or stands before whitespace read as spaces
+//     (upstream's trailing class would leak "sk_live_…,"). The characters
+//     themselves stay in the output.
+//   - Overlapping matches (of different rules) are resolved to the longest,
+//     then the more specific rule (one whose id does not contain "generic",
+//     upstream's notion), then the earlier rule in the table. This replaces
+//     upstream's own dedupe of generic findings.
+//   - Rules that only apply to file paths are left out, and so are rules
+//     that apply only within files whose path matches (a diagnostic has no
+//     path): gitleaksLeftOut lists them. Allowlist paths and commits never
+//     hold for a diagnostic: an OR list loses them, an AND list that has
+//     them can allow nothing and is dropped.
+//   - The global allowlist's `(?i)^true|false|null$` is anchored as
+//     `(?i)^(?:true|false|null)$` (upstream anchors only two of its words,
+//     so any secret starting with "true" or ending with "null" was allowed).
+//   - No base64 or hex decoding in this edition.
+//   - The "gitleaks:allow" comment is not honored: in a diagnostic it would
+//     let any child opt its text out.
+//   - The secret group is read from the match's own submatches; upstream
+//     matches the regex again on the match alone. They differ only where
+//     an assertion (\b, $) reads past the match's ends.
+//   - The keyword scan reads U+212A KELVIN SIGN as k, U+0130 as i and
+//     U+017F as s, as strings.ToLower or (?i) do, so that it finds every
+//     keyword upstream's lowercased scan finds; it may also run a rule on
+//     "ſecret", which upstream would not.
+//   - Redact, then cut: Clean sanitizes without a limit, redacts, and cuts
+//     with the sanitizer's cut, so no prefix of a secret that straddles the
+//     limit survives. A count includes matches in the part the cut drops.
+//   - Replacement repeats until nothing matches: a match dropped for
+//     overlapping a longer one may leave a match of its own beside that
+//     one's marker. Markers hold nothing a rule matches, so Text is
+//     idempotent.
+//
+// The table is compiled on first use (a few milliseconds), not at program
+// start.
+package redact
+
+//go:generate go run ./internal/gitleaksgen

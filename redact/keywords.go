@@ -1,0 +1,169 @@
+package redact
+
+// The keyword scan: one pass over the text, an Aho-Corasick automaton built
+// as a complete DFA over byte classes, folding case as it reads. It is this
+// package's own rather than a module's because folding inside the class
+// table lets it scan without the lowercased copy of the text (and without
+// the per-match allocations) that a library over lowercased input needs:
+// a clean message costs no allocation (docs/redaction.md, "Speed").
+
+// scanner finds which rules' keywords occur in a text.
+type scanner struct {
+	class   [256]uint8 // byte -> class; 0 is every byte no keyword has
+	classes int        // number of classes, 0 included
+	next    []uint16   // next[state*classes+class]
+	out     [][]uint16 // keywords that end at a state (suffixes included)
+}
+
+// Bytes of the non-ASCII characters that fold to an ASCII letter, as the
+// upstream keyword scan (strings.ToLower) or Go's (?i) sees them: U+212A
+// KELVIN SIGN is k, U+0130 (İ) lowercases to i + U+0307, and U+017F (ſ)
+// matches s under (?i). Reading them as the letter makes the scan find a
+// superset of upstream's keywords, so no rule upstream runs is skipped.
+const (
+	kelvin0, kelvin1, kelvin2 = 0xE2, 0x84, 0xAA
+	dotI0, dotI1              = 0xC4, 0xB0
+	longS0, longS1            = 0xC5, 0xBF
+)
+
+// outputFlag marks, in scanner.next, a state where keywords end.
+const outputFlag = 1 << 15
+
+// newScanner builds the automaton for keywords, lowercase ASCII; a scan
+// reports keyword i by its index.
+func newScanner(keywords []string) *scanner {
+	s := &scanner{}
+	// Classes: one per distinct keyword byte.
+	n := 1
+	for _, k := range keywords {
+		for i := 0; i < len(k); i++ {
+			if s.class[k[i]] == 0 {
+				s.class[k[i]] = uint8(n)
+				n++
+			}
+		}
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		s.class[c-'a'+'A'] = s.class[c]
+	}
+	s.classes = n
+	// The trie.
+	type node struct {
+		child []uint16 // by class; 0 is none (the root is never a child)
+		fail  uint16
+		out   []uint16
+	}
+	nodes := []node{{child: make([]uint16, n)}}
+	for ki, k := range keywords {
+		cur := 0
+		for i := 0; i < len(k); i++ {
+			c := s.class[k[i]]
+			if nodes[cur].child[c] == 0 {
+				nodes = append(nodes, node{child: make([]uint16, n)})
+				nodes[cur].child[c] = uint16(len(nodes) - 1)
+			}
+			cur = int(nodes[cur].child[c])
+		}
+		nodes[cur].out = append(nodes[cur].out, uint16(ki))
+	}
+	if len(nodes) >= outputFlag {
+		panic("redact: too many keyword states")
+	}
+	// Breadth first: failure links, outputs along them, and the complete
+	// transition table.
+	s.next = make([]uint16, len(nodes)*n)
+	queue := make([]uint16, 0, len(nodes))
+	for c := 0; c < n; c++ {
+		if ch := nodes[0].child[c]; ch != 0 {
+			s.next[c] = ch
+			queue = append(queue, ch)
+		}
+	}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		f := nodes[u].fail
+		nodes[u].out = union(nodes[u].out, nodes[f].out)
+		for c := 0; c < n; c++ {
+			if ch := nodes[u].child[c]; ch != 0 {
+				nodes[ch].fail = s.next[int(f)*n+c]
+				s.next[int(u)*n+c] = ch
+				queue = append(queue, ch)
+			} else {
+				s.next[int(u)*n+c] = s.next[int(f)*n+c]
+			}
+		}
+	}
+	s.out = make([][]uint16, len(nodes))
+	for i := range nodes {
+		s.out[i] = nodes[i].out
+	}
+	// Mark the transitions into a state with output, so that the scan
+	// reads out only there.
+	for i, to := range s.next {
+		if len(s.out[to]) > 0 {
+			s.next[i] = to | outputFlag
+		}
+	}
+	return s
+}
+
+func union(a, b []uint16) []uint16 {
+	for _, x := range b {
+		found := false
+		for _, y := range a {
+			if x == y {
+				found = true
+				break
+			}
+		}
+		if !found {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+// ruleSet is a set of rule indices.
+type ruleSet [(maxRules + 63) / 64]uint64
+
+func (r *ruleSet) add(i uint16)   { r[i/64] |= 1 << (i % 64) }
+func (r *ruleSet) has(i int) bool { return r[i/64]&(1<<(i%64)) != 0 }
+func (r *ruleSet) empty() bool {
+	for _, w := range r {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// scan calls visit(k, end) for every occurrence of keyword k ending at
+// byte end, ASCII case folded. It returns whether the text has one of the
+// three characters above, read as their letter: an occurrence then may
+// not be len(keyword) bytes long.
+func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool) {
+	var state uint16
+	n := s.classes
+	for i := 0; i < len(text); i++ {
+		b := text[i]
+		if b >= 0x80 {
+			switch {
+			case b == kelvin0 && i+2 < len(text) && text[i+1] == kelvin1 && text[i+2] == kelvin2:
+				b, i, folded = 'k', i+2, true
+			case b == dotI0 && i+1 < len(text) && text[i+1] == dotI1:
+				b, i, folded = 'i', i+1, true
+			case b == longS0 && i+1 < len(text) && text[i+1] == longS1:
+				b, i, folded = 's', i+1, true
+			}
+		}
+		state = s.next[int(state)*n+int(s.class[b])]
+		if state&outputFlag != 0 {
+			state &^= outputFlag
+			for _, k := range s.out[state] {
+				visit(k, i+1)
+			}
+		}
+	}
+	return folded
+}

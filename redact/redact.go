@@ -1,0 +1,400 @@
+package redact
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Counts is how many matches of each rule were redacted, by rule id. A nil
+// Counts is none.
+type Counts map[string]int
+
+// Total is the number of matches redacted.
+func (c Counts) Total() int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// Add adds d's counts to c, allocating c if it is nil, and returns it.
+func (c Counts) Add(d Counts) Counts {
+	if len(d) == 0 {
+		return c
+	}
+	if c == nil {
+		c = make(Counts, len(d))
+	}
+	for k, v := range d {
+		c[k] += v
+	}
+	return c
+}
+
+// Marker returns what a match of the rule id becomes: "[REDACTED:id]".
+func Marker(id string) string { return "[REDACTED:" + id + "]" }
+
+// hit is one match to redact: text[start:end] becomes the rule's marker.
+type hit struct {
+	start, end int
+	rule       int
+}
+
+// Text returns text with every secret replaced by its marker, and the
+// count of matches by rule. The rules and every decision are in the
+// package documentation. Text does not sanitize or cut: Clean, Message and
+// Source do both around it. A text with no secret comes back as itself,
+// with nil Counts, without allocating.
+func Text(text string) (string, Counts) {
+	return book().redact(text)
+}
+
+// redact replaces matches until none is left: a match dropped for
+// overlapping a longer one may leave a match of its own beside that one's
+// marker. Each pass replaces text that is not a marker (no rule matches a
+// marker, and no match is a marker alone), so the passes end; nearly
+// always after one pass, or two when something was found.
+func (b *ruleBook) redact(text string) (string, Counts) {
+	out, counts := b.pass(text)
+	for c := counts; c != nil; {
+		out, c = b.pass(out)
+		counts = counts.Add(c)
+	}
+	return out, counts
+}
+
+func (b *ruleBook) pass(text string) (string, Counts) {
+	// The regexes read the text as it is (upstream's matches), then, if it
+	// has trailing punctuation, with that read as spaces (see the package
+	// doc): the same length, so offsets hold for both. Overlaps between the
+	// two are resolved like any others.
+	view := punctuationAsSpace(text)
+	cands := b.candidates(text, view)
+	if cands.empty() {
+		if view != nil {
+			views.Put(view)
+		}
+		return text, nil
+	}
+	var hits []hit
+	for i := range b.rules {
+		if !cands.has(i) {
+			continue
+		}
+		r := &b.rules[i]
+		for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
+			if h, ok := b.accept(r, i, text, loc); ok {
+				hits = append(hits, h)
+			}
+		}
+		if view == nil {
+			continue
+		}
+		for _, loc := range r.re.FindAllSubmatchIndex(*view, -1) {
+			if h, ok := b.accept(r, i, text, loc); ok {
+				hits = append(hits, h)
+			}
+		}
+	}
+	if view != nil {
+		views.Put(view)
+	}
+	if len(hits) == 0 {
+		return text, nil
+	}
+	hits = b.resolve(hits)
+	var out strings.Builder
+	out.Grow(len(text))
+	counts := make(Counts, len(hits))
+	at := 0
+	for _, h := range hits {
+		out.WriteString(text[at:h.start])
+		id := b.rules[h.rule].id
+		out.WriteString(Marker(id))
+		counts[id]++
+		at = h.end
+	}
+	out.WriteString(text[at:])
+	return out.String(), counts
+}
+
+// candidates returns the rules to run on text: those with no keywords,
+// those one of whose keywords occurs and that have no anchor, and those
+// whose anchor passes at an occurrence (see anchor), in text or in view
+// (text with its trailing punctuation read as spaces; nil if none).
+func (b *ruleBook) candidates(text string, view *[]byte) ruleSet {
+	var seen, run ruleSet
+	for _, i := range b.always {
+		run.add(uint16(i))
+	}
+	folded := b.scan.scan(text, func(k uint16, end int) {
+		start := end - len(b.keywords[k])
+		for _, ri := range b.rulesOf[k] {
+			if run.has(int(ri)) {
+				continue
+			}
+			seen.add(ri)
+			a := b.rules[ri].anchor
+			if a == nil {
+				run.add(ri)
+				continue
+			}
+			for _, o := range a.offsets[b.keywords[k]] {
+				q := start - o
+				if q < 0 {
+					continue
+				}
+				end := min(len(text), q+a.max+1)
+				ok, stop := a.pre.matchesUntil(text, q, end)
+				// The view needs a look only if it differs from the text
+				// before where the text's walk stopped.
+				if ok || view != nil && differsBefore(*view, text, q, min(stop+1, end)) && a.pre.matchesBytes(*view, q, end) {
+					run.add(ri)
+					break
+				}
+			}
+		}
+	})
+	if folded {
+		// An occurrence may be longer than its keyword: no anchors.
+		for i := range run {
+			run[i] |= seen[i]
+		}
+	}
+	return run
+}
+
+// accept decides about one match of rule r (index i) as upstream does
+// (entropy, then the global allowlist, then the rule's), and returns the
+// span to replace: the match less the delimiters it consumed at either end.
+func (b *ruleBook) accept(r *rule, i int, text string, loc []int) (hit, bool) {
+	start, end := loc[0], loc[1]
+	// Upstream trims newlines off the match; a sanitized text has none,
+	// but Text takes any text.
+	for start < end && text[start] == '\n' {
+		start++
+	}
+	for end > start && text[end-1] == '\n' {
+		end--
+	}
+	if start == end {
+		return hit{}, false
+	}
+	match := text[start:end]
+	sStart, sEnd := start, end // the secret
+	groups := len(loc)/2 - 1
+	if groups > 0 {
+		g := r.secretGroup
+		if g == 0 {
+			for k := 1; k <= groups; k++ {
+				if loc[2*k] >= 0 && loc[2*k+1] > loc[2*k] {
+					g = k
+					break
+				}
+			}
+		}
+		if g > 0 {
+			if loc[2*g] < 0 {
+				return hit{}, false // upstream skips a finding whose group did not take part
+			}
+			sStart, sEnd = max(loc[2*g], start), min(loc[2*g+1], end)
+			if sStart > sEnd {
+				sStart, sEnd = start, end
+			}
+		}
+	}
+	secret := text[sStart:sEnd]
+	if r.entropy != 0 && shannon(secret) <= r.entropy {
+		return hit{}, false
+	}
+	if b.global.allows(secret, match, text) {
+		return hit{}, false
+	}
+	for k := range r.allow {
+		if r.allow[k].allows(secret, match, text) {
+			return hit{}, false
+		}
+	}
+	// Keep the delimiters the regex consumed at either end, never entering
+	// the secret (a rule without groups: the whole match is the secret, so
+	// only delimiters at its ends go).
+	lo, hi := sStart, sEnd
+	if lo == start && hi == end {
+		lo, hi = end, start // no group: trim freely, but keep one byte
+	}
+	for start < lo && start < end-1 && leadingDelimiter(text[start]) {
+		start++
+	}
+	for end > hi && end > start+1 {
+		if trailingDelimiter(text[end-1]) {
+			end--
+		} else if end-2 >= max(hi, start+1) && text[end-2] == '\\' && (text[end-1] == 'n' || text[end-1] == 'r') {
+			end -= 2
+		} else {
+			break
+		}
+	}
+	return hit{start: start, end: end, rule: i}, true
+}
+
+// leadingDelimiter is a character a rule's regex consumes before a secret
+// to see where it starts: space, quotes, brackets and the separators
+// upstream's rules name.
+func leadingDelimiter(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v', '\'', '"', '`', ';', ',', '(', ')', '[', ']', '{', '}', '<', '>', '=', ':', '\\':
+		return true
+	}
+	return false
+}
+
+// trailingDelimiter is a character a rule's regex consumes after a secret
+// to see where it ends. '=' is not one: base64 ends with it.
+func trailingDelimiter(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v', '\'', '"', '`', ';', ',', '.', '(', ')', '[', ']', '{', '}', '<', '>', '\\':
+		return true
+	}
+	return false
+}
+
+// resolve keeps, of overlapping hits, the longest, then the more specific
+// rule (not generic), then the earlier rule in the table; it returns the
+// kept hits in text order.
+func (b *ruleBook) resolve(hits []hit) []hit {
+	if len(hits) == 1 {
+		return hits
+	}
+	slices.SortStableFunc(hits, func(x, y hit) int {
+		if d := (y.end - y.start) - (x.end - x.start); d != 0 {
+			return d
+		}
+		gx, gy := b.rules[x.rule].generic, b.rules[y.rule].generic
+		if gx != gy {
+			if gx {
+				return 1
+			}
+			return -1
+		}
+		if x.rule != y.rule {
+			return x.rule - y.rule
+		}
+		return x.start - y.start
+	})
+	kept := hits[:0:0]
+	for _, h := range hits {
+		overlaps := false
+		for _, k := range kept {
+			if h.start < k.end && k.start < h.end {
+				overlaps = true
+				break
+			}
+		}
+		if !overlaps {
+			kept = append(kept, h)
+		}
+	}
+	slices.SortFunc(kept, func(x, y hit) int { return x.start - y.start })
+	return kept
+}
+
+// views holds the buffers of punctuationAsSpace, so that a clean message
+// costs no allocation.
+var views = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledView bounds what the pool keeps (a service frame is 64 KiB).
+const maxPooledView = 64 << 10
+
+// punctuationAsSpace returns text with each run of , . ) ] } > that ends
+// the text or stands before whitespace turned into spaces, so that a rule
+// whose regex wants a space, quote or end after a secret still matches
+// "…secret," (SPEC §12); the caller puts it back in views. It returns nil
+// when there is none: the regexes read text itself.
+func punctuationAsSpace(text string) *[]byte {
+	var view *[]byte
+	var buf []byte
+	for i := 0; i < len(text); i++ {
+		if !trailingPunct(text[i]) {
+			continue
+		}
+		j := i
+		for j < len(text) && trailingPunct(text[j]) {
+			j++
+		}
+		if j == len(text) || isSpace(text[j]) {
+			if view == nil {
+				view = views.Get().(*[]byte)
+				if cap(*view) > maxPooledView {
+					*view = nil
+				}
+				buf = append((*view)[:0], text...)
+				*view = buf
+			}
+			for k := i; k < j; k++ {
+				buf[k] = ' '
+			}
+		}
+		i = j
+	}
+	return view
+}
+
+func trailingPunct(c byte) bool {
+	switch c {
+	case ',', '.', ')', ']', '}', '>':
+		return true
+	}
+	return false
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// shannon is upstream's entropy: over the characters, divided by the
+// length in bytes, as gitleaks computes it. The sum runs in a fixed order
+// so that the same secret always gets the same value.
+func shannon(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var ascii [128]int
+	var other map[rune]int
+	for _, c := range s {
+		if c < utf8.RuneSelf {
+			ascii[c]++
+			continue
+		}
+		if other == nil {
+			other = map[rune]int{}
+		}
+		other[c]++
+	}
+	inv := 1 / float64(len(s))
+	e := 0.0
+	for _, n := range ascii {
+		if n > 0 {
+			f := float64(n) * inv
+			e -= f * math.Log2(f)
+		}
+	}
+	keys := make([]rune, 0, len(other))
+	for c := range other {
+		keys = append(keys, c)
+	}
+	slices.Sort(keys)
+	for _, c := range keys {
+		f := float64(other[c]) * inv
+		e -= f * math.Log2(f)
+	}
+	return e
+}
+
+// differsBefore reports whether view and text differ in [from, to).
+func differsBefore(view []byte, text string, from, to int) bool {
+	return string(view[from:to]) != text[from:to]
+}
