@@ -4,10 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
 // docFiles are README.md and docs/*.md, as paths from the module's root.
@@ -149,4 +153,124 @@ func rel(path string) string {
 		return path
 	}
 	return r
+}
+
+// protocolTypes are the Go types each typed block of docs/protocol.md
+// names on its Go line, and the shapes of its Notation section.
+var protocolTypes = map[string]any{
+	"HelloParams": wire.HelloParams{}, "HostHello": wire.HostHello{}, "ChildHello": wire.ChildHello{},
+	"OpenParams": wire.OpenParams{}, "OpenResult": wire.OpenResult{}, "PathParams": wire.PathParams{},
+	"Empty": wire.Empty{}, "Status": wire.Status{}, "ReadParams": wire.ReadParams{}, "Page": wire.Page{},
+	"AckParams": wire.AckParams{}, "AckResult": wire.AckResult{}, "Probe": wire.Probe{}, "Threads": wire.Threads{},
+	"ReportParams": wire.ReportParams{},
+	"Diagnostic":   wire.Diagnostic{}, "Dropped": wire.Dropped{}, "Message": wire.Message{}, "ThreadInfo": wire.ThreadInfo{},
+}
+
+// jsonMembers are the JSON member names of struct v's fields.
+func jsonMembers(v any) []string {
+	var names []string
+	t := reflect.TypeOf(v)
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+var docMember = regexp.MustCompile(`[{,]\s*([a-zA-Z]+)\??:`)
+
+// docMembers are the member names a block's type text lists.
+func docMembers(text string) []string {
+	var names []string
+	for _, m := range docMember.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// docField is the text of a typed block's field ("params", "result", or a
+// shape's name), continuation lines included.
+func docField(block, field string) (string, bool) {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(block, "\n") {
+		switch {
+		case strings.HasPrefix(line, field+" "):
+			in = true
+			b.WriteString(strings.TrimPrefix(line, field))
+		case in && strings.HasPrefix(line, " "):
+			b.WriteString(line)
+		default:
+			in = false
+		}
+	}
+	return b.String(), b.Len() > 0
+}
+
+// Every typed block of docs/protocol.md lists exactly the members of the
+// internal/wire types its Go line names, and every shape of its Notation
+// section those of the wire type of that name: the document says results
+// carry no member it does not list.
+func TestProtocolDocMembersAreWires(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```text\n(.*?)\n```").FindAllStringSubmatch(string(b), -1)
+	checked := 0
+	check := func(where, text string, types []string) {
+		var want []string
+		for _, name := range types {
+			v, ok := protocolTypes[name]
+			if !ok {
+				t.Errorf("%s: no wire type %s in this test's table", where, name)
+				return
+			}
+			for _, m := range jsonMembers(v) {
+				if !slices.Contains(want, m) {
+					want = append(want, m)
+				}
+			}
+		}
+		slices.Sort(want)
+		if got := docMembers(text); !slices.Equal(got, want) {
+			t.Errorf("docs/protocol.md: %s lists %v; wire.%s has %v", where, got, strings.Join(types, " | wire."), want)
+		}
+		checked++
+	}
+	wireName := regexp.MustCompile(`wire\.([A-Za-z]+)`)
+	for _, bl := range blocks {
+		block := bl[1]
+		goLine, ok := docField(block, "Go")
+		if !ok || !strings.Contains(goLine, "→") {
+			// The Notation's shapes block: one line (and its continuations) per shape.
+			for name := range protocolTypes {
+				if text, ok := docField(block, name); ok {
+					check("shape "+name, text, []string{name})
+				}
+			}
+			continue
+		}
+		in, out, _ := strings.Cut(strings.SplitN(goLine, ";", 2)[0], "→")
+		params, _ := docField(block, "params")
+		result, _ := docField(block, "result")
+		var inTypes, outTypes []string
+		for _, m := range wireName.FindAllStringSubmatch(in, -1) {
+			inTypes = append(inTypes, m[1])
+		}
+		for _, m := range wireName.FindAllStringSubmatch(out, -1) {
+			outTypes = append(outTypes, m[1])
+		}
+		check("params of the block of "+strings.TrimSpace(goLine), params, inTypes)
+		check("result of the block of "+strings.TrimSpace(goLine), result, outTypes)
+	}
+	if checked < 20 {
+		t.Errorf("only %d types checked: the blocks were not found", checked)
+	}
 }
