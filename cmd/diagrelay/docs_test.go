@@ -24,19 +24,19 @@ func docFiles(t *testing.T) []string {
 	return append([]string{filepath.Join(repoRoot, "README.md")}, docs...)
 }
 
-var (
-	mdCode    = regexp.MustCompile("`([^`]+)`")
-	mdLink    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	mdFence   = regexp.MustCompile("(?ms)^```.*?^```")
-	mdHeading = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`)
-)
+// The patterns of Markdown these tests read. Functions, not variables:
+// this package's initializers count in TestStartupAllocations.
+func mdCode() *regexp.Regexp    { return regexp.MustCompile("`([^`]+)`") }
+func mdLink() *regexp.Regexp    { return regexp.MustCompile(`\]\(([^)\s]+)\)`) }
+func mdFence() *regexp.Regexp   { return regexp.MustCompile("(?ms)^```.*?^```") }
+func mdHeading() *regexp.Regexp { return regexp.MustCompile(`(?m)^#{1,6} +(.+?) *$`) }
 
 // anchors are the heading anchors GitHub makes of a Markdown file: lower
 // case, spaces as '-', punctuation but '-' and '_' left out, a repeated
 // one numbered from -1.
 func anchors(md string) map[string]bool {
 	a := map[string]bool{}
-	for _, m := range mdHeading.FindAllStringSubmatch(mdFence.ReplaceAllString(md, ""), -1) {
+	for _, m := range mdHeading().FindAllStringSubmatch(mdFence().ReplaceAllString(md, ""), -1) {
 		var b strings.Builder
 		for _, r := range strings.ToLower(m[1]) {
 			switch {
@@ -67,7 +67,7 @@ func TestDocLinksResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 		md := string(b)
-		links := mdLink.FindAllStringSubmatch(mdFence.ReplaceAllString(md, ""), -1)
+		links := mdLink().FindAllStringSubmatch(mdFence().ReplaceAllString(md, ""), -1)
 		for _, m := range links {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
@@ -107,15 +107,16 @@ func TestLayoutNamesEveryPackage(t *testing.T) {
 	// rows are the names of the table's first column; named are all the
 	// table's code spans (a generator may be named in its package's row).
 	rows, named := map[string]bool{}, map[string]bool{}
+	code := mdCode()
 	for _, line := range strings.Split(string(b), "\n") {
 		first, rest, ok := strings.Cut(strings.TrimPrefix(line, "|"), "|")
 		if !ok || !strings.HasPrefix(line, "|") {
 			continue
 		}
-		for _, name := range mdCode.FindAllStringSubmatch(first, -1) {
+		for _, name := range code.FindAllStringSubmatch(first, -1) {
 			rows[name[1]], named[name[1]] = true, true
 		}
-		for _, name := range mdCode.FindAllStringSubmatch(rest, -1) {
+		for _, name := range code.FindAllStringSubmatch(rest, -1) {
 			named[name[1]] = true
 		}
 	}
@@ -157,13 +158,15 @@ func rel(path string) string {
 
 // protocolTypes are the Go types each typed block of docs/protocol.md
 // names on its Go line, and the shapes of its Notation section.
-var protocolTypes = map[string]any{
-	"HelloParams": wire.HelloParams{}, "HostHello": wire.HostHello{}, "ChildHello": wire.ChildHello{},
-	"OpenParams": wire.OpenParams{}, "OpenResult": wire.OpenResult{}, "PathParams": wire.PathParams{},
-	"Empty": wire.Empty{}, "Status": wire.Status{}, "ReadParams": wire.ReadParams{}, "Page": wire.Page{},
-	"AckParams": wire.AckParams{}, "AckResult": wire.AckResult{}, "Probe": wire.Probe{}, "Threads": wire.Threads{},
-	"ReportParams": wire.ReportParams{},
-	"Diagnostic":   wire.Diagnostic{}, "Dropped": wire.Dropped{}, "Message": wire.Message{}, "ThreadInfo": wire.ThreadInfo{},
+func protocolTypes() map[string]any {
+	return map[string]any{
+		"HelloParams": wire.HelloParams{}, "HostHello": wire.HostHello{}, "ChildHello": wire.ChildHello{},
+		"OpenParams": wire.OpenParams{}, "OpenResult": wire.OpenResult{}, "PathParams": wire.PathParams{},
+		"Empty": wire.Empty{}, "Status": wire.Status{}, "ReadParams": wire.ReadParams{}, "Page": wire.Page{},
+		"AckParams": wire.AckParams{}, "AckResult": wire.AckResult{}, "Probe": wire.Probe{}, "Threads": wire.Threads{},
+		"ReportParams": wire.ReportParams{},
+		"Diagnostic":   wire.Diagnostic{}, "Dropped": wire.Dropped{}, "Message": wire.Message{}, "ThreadInfo": wire.ThreadInfo{},
+	}
 }
 
 // jsonMembers are the JSON member names of struct v's fields.
@@ -180,12 +183,10 @@ func jsonMembers(v any) []string {
 	return names
 }
 
-var docMember = regexp.MustCompile(`[{,]\s*([a-zA-Z]+)\??:`)
-
 // docMembers are the member names a block's type text lists.
 func docMembers(text string) []string {
 	var names []string
-	for _, m := range docMember.FindAllStringSubmatch(text, -1) {
+	for _, m := range regexp.MustCompile(`[{,]\s*([a-zA-Z]+)\??:`).FindAllStringSubmatch(text, -1) {
 		if !slices.Contains(names, m[1]) {
 			names = append(names, m[1])
 		}
@@ -224,6 +225,7 @@ func TestProtocolDocMembersAreWires(t *testing.T) {
 	}
 	blocks := regexp.MustCompile("(?s)```text\n(.*?)\n```").FindAllStringSubmatch(string(b), -1)
 	checked := 0
+	protocolTypes := protocolTypes()
 	check := func(where, text string, types []string) {
 		var want []string
 		for _, name := range types {
