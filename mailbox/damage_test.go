@@ -46,7 +46,7 @@ func recordOffset(t *testing.T, data []byte, e Entry) int {
 	t.Helper()
 	rec := encodeRecord(e.ID, &e.ParentMessage)
 	i := bytes.Index(data, rec)
-	if i < 0 || bytes.Index(data[i+1:], rec) >= 0 {
+	if i < 0 || bytes.Contains(data[i+1:], rec) {
 		t.Fatalf("record %d is not in the file exactly once", e.ID)
 	}
 	return i

@@ -85,6 +85,7 @@ func (x *index) remove(recipient string, gone []uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	s := x.ids[recipient]
+	held := cap(s) // the array's, which s[k:] below no longer shows
 	drop := make(map[uint64]bool, len(gone))
 	for _, id := range gone {
 		drop[id] = true
@@ -102,7 +103,7 @@ func (x *index) remove(recipient string, gone []uint64) {
 		delete(x.ids, recipient)
 		return
 	}
-	if cap(s) > 2*len(s)+64 { // give back what the acked prefix held
+	if held > 2*len(s)+64 { // give back what the acked prefix held
 		s = slices.Clone(s)
 	}
 	x.ids[recipient] = s

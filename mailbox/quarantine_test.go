@@ -138,20 +138,6 @@ func TestStoreReadBack(t *testing.T) {
 func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
 	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
 	mustPost(t, s, msg("/root", "/root/x", "before", 0))
-	queued := func(n int) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			s.commits.mu.Lock()
-			got := len(s.commits.queue)
-			s.commits.mu.Unlock()
-			if got == n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d writes queued, want %d", got, n)
-			}
-		}
-	}
 	// A leader holds its commit open until the Post and the overwrite are
 	// queued behind it, so that both go into the next batch, in that order.
 	hold := make(chan struct{})
@@ -166,14 +152,14 @@ func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
 	}
 	postErr := make(chan error, 1)
 	go func() { postErr <- s.Post(msg("/root", "/root/x", "overwritten", 1)) }()
-	queued(1)
+	waitQueued(t, s, 1)
 	go func() {
 		results <- s.commits.do(s, func(tx *bolt.Tx) error {
 			last := tx.Bucket(metaBucket).Sequence() // the id the Post just took
 			return tx.Bucket(logBucket).Put(logKey(last, "/root"), []byte("\x02 not the record"))
 		})
 	}()
-	queued(2)
+	waitQueued(t, s, 2)
 	release()
 	if err := <-postErr; !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "did not read back") {
 		t.Fatalf("Post of an overwritten record: %v; want ErrCorrupt", err)
@@ -189,6 +175,22 @@ func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
 	}
 	if st := s.Stats(); st.Posts != 1 {
 		t.Fatalf("Stats.Posts = %d; the failed Post must not count", st.Posts)
+	}
+}
+
+// waitQueued waits until n writes wait in s's commit queue.
+func waitQueued(t testing.TB, s *Store, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.commits.mu.Lock()
+		got := len(s.commits.queue)
+		s.commits.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued, want %d", got, n)
+		}
 	}
 }
 

@@ -84,10 +84,17 @@ func TestStoreCloseWaitsForPosts(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	stored := 0
+	// Close comes once every poster has finished one Post, so that all
+	// eight are posting (or about to) when it does.
+	var started sync.WaitGroup
+	started.Add(8)
 	for p := range 8 {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				err := s.Post(msg("/root", "/root/x", "m", p*1000+i))
+				if i == 0 {
+					started.Done()
+				}
 				if errors.Is(err, ErrClosed) {
 					return
 				}
@@ -101,7 +108,7 @@ func TestStoreCloseWaitsForPosts(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	started.Wait()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,22 +213,27 @@ func TestStoreFileMode(t *testing.T) {
 	}
 }
 
+// holdCommit starts a write that leads a commit and holds it open until
+// release; done gets the leader's result.
+func holdCommit(s *Store) (release func(), done <-chan error) {
+	entered, hold, result := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		result <- s.commits.do(s, func(*bolt.Tx) error {
+			close(entered)
+			<-hold
+			return nil
+		})
+	}()
+	<-entered
+	return func() { close(hold) }, result
+}
+
 // Writes that queue while a commit is running share the next commit, and a
 // write that fails inside a shared commit fails alone.
 func TestStoreGroupCommit(t *testing.T) {
 	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
 	base := s.Stats()
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	leaderDone := make(chan error)
-	go func() {
-		leaderDone <- s.commits.do(s, func(*bolt.Tx) error {
-			close(entered)
-			<-release
-			return nil
-		})
-	}()
-	<-entered
+	release, leaderDone := holdCommit(s)
 
 	const posters = 20
 	errs := make(chan error, posters+2)
@@ -231,16 +243,8 @@ func TestStoreGroupCommit(t *testing.T) {
 	failing := errors.New("this write fails")
 	go func() { errs <- s.commits.do(s, func(*bolt.Tx) error { return failing }) }()
 	go func() { errs <- s.commits.do(s, func(*bolt.Tx) error { panic("boom") }) }()
-	for {
-		s.commits.mu.Lock()
-		n := len(s.commits.queue)
-		s.commits.mu.Unlock()
-		if n == posters+2 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(release)
+	waitQueued(t, s, posters+2)
+	release()
 	if err := <-leaderDone; err != nil {
 		t.Fatal(err)
 	}
@@ -272,28 +276,12 @@ func TestStoreGroupCommit(t *testing.T) {
 
 	// Now with nothing failing: the leader's commit, then one for all.
 	base = s.Stats()
-	entered, release = make(chan struct{}), make(chan struct{})
-	go func() {
-		leaderDone <- s.commits.do(s, func(*bolt.Tx) error {
-			close(entered)
-			<-release
-			return nil
-		})
-	}()
-	<-entered
+	release, leaderDone = holdCommit(s)
 	for i := range posters {
 		go func() { errs <- s.Post(msg("/k", "/k/x", "queued", i)) }()
 	}
-	for {
-		s.commits.mu.Lock()
-		n := len(s.commits.queue)
-		s.commits.mu.Unlock()
-		if n == posters {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(release)
+	waitQueued(t, s, posters)
+	release()
 	<-leaderDone
 	for range posters {
 		if err := <-errs; err != nil {

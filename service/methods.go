@@ -161,7 +161,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {
-			return nil, wire.Errorf(wire.CodeShuttingDown, "runtime.open: %v", err)
+			return nil, wire.Errorf(wire.CodeShuttingDown, "runtime.open: server is shutting down")
 		}
 		return nil, wire.Errorf(wire.CodeInvalidParams, "runtime.open: %v", err)
 	}

@@ -11,9 +11,10 @@ import (
 )
 
 // This file maps the library's types onto the wire's shapes, which live in
-// package internal/wire with the only JSON tags of the protocol. The relay,
-// mailbox and capability types carry none, so renaming one of their fields
-// cannot change the protocol. The contract is docs/protocol.md.
+// package internal/wire with the protocol's JSON tags (diag.Dropped, which
+// wire.Dropped aliases, is the one library type that carries them). The
+// relay, mailbox and capability types carry none, so renaming one of their
+// fields cannot change the protocol. The contract is docs/protocol.md.
 
 // wireReason names a drop as a dropped event's reason, the names of
 // wire.Dropped's members: the wire's, not diag's String.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf16"
 
 	"github.com/diagrelay/diagrelay/internal/cli"
@@ -165,16 +163,7 @@ func TestServeDefaultSocket(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(exitTimeout)
-		for {
-			if fi, err := os.Lstat(want); err == nil && fi.Mode()&os.ModeSocket != 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("XDG_RUNTIME_DIR set %v: no socket at %s", xdg, want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitSocket(t, want)
 		stdin.Close() // the host goes away: serve ends
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("serve: %v", err)

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"path/filepath"
-	"strings"
+	"syscall"
 	"time"
 
 	"github.com/diagrelay/diagrelay/client"
@@ -84,7 +84,7 @@ func (h *hostFlags) dialError(socket string, err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
 		reason := op.Err.Error()
-		if strings.Contains(reason, "no such file") || strings.Contains(reason, "connection refused") {
+		if errors.Is(op.Err, syscall.ENOENT) || errors.Is(op.Err, syscall.ECONNREFUSED) {
 			return fmt.Errorf("no serve is listening on %s (%s): start one with 'diagrelay serve', or give the --socket it serves", socket, reason)
 		}
 		return fmt.Errorf("%s: %s", socket, reason)

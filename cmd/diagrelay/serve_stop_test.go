@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -127,5 +131,45 @@ func TestServeHostClosesStdout(t *testing.T) {
 	defer st.Close()
 	if es, err := st.Read("/root", 0); err != nil || len(es) != 1 || es[0].ParentMessage.Message != "nobody reads" {
 		t.Errorf("store: %+v, %v", es, err)
+	}
+}
+
+// serve with no --socket and no XDG_RUNTIME_DIR listens in its data
+// directory; SIGTERM leaves that directory without diagrelay.sock, also
+// when the signal comes as soon as the socket file appears (before the
+// service may have started accepting on it).
+func TestServeSigtermRemovesDefaultSocket(t *testing.T) {
+	env, home := newcomerEnv(t)
+	for i := range 5 {
+		data := filepath.Join(home, fmt.Sprintf("d%d", i))
+		socket := filepath.Join(data, "diagrelay.sock")
+		cmd := diagrelayCmd(t.Context(), t, env, "serve", "--data", data)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitSocket(t, socket)
+		deadline := time.Now().Add(exitTimeout)
+		for i == 0 { // once with the service surely accepting (the file comes at bind, before listen)
+			c, err := net.Dial("unix", socket)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("dialling serve: %v", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("round %d: serve after SIGTERM: %v; stderr:\n%s", i, err, stderr.String())
+		}
+		if _, err := os.Lstat(socket); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("round %d: %s still there after a clean exit (%v); stderr:\n%s", i, socket, err, stderr.String())
+		}
 	}
 }

@@ -17,8 +17,8 @@ import (
 )
 
 // maxStartupBytes bounds what every diagrelay process allocates before
-// main runs (package initializers): issue 22 found internal/demo building
-// its 10 MiB hostile message there, in every process.
+// main runs (package initializers): data built there, such as the demo's
+// 10 MiB hostile message, would cost every process, not only the demo.
 const maxStartupBytes = 1 << 20
 
 // initAllocs runs diagrelay args with GODEBUG=inittrace=1 and returns the

@@ -10,6 +10,8 @@ import (
 
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/cli"
+	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -121,12 +123,12 @@ func threadStatusCommand() *cli.Command {
 		Usage:   "PATH [--json] [--socket PATH] [--data DIR]",
 		Short:   "print a thread's status: its runtime, newest diagnostics and drop counts",
 		ArgName: "PATH",
-		Long: `
+		Long: fmt.Sprintf(`
 Prints thread PATH's status (thread.status): whether its runtime is open,
-its generation, its 20 newest delivered diagnostics, oldest first, and how
+its generation, its %d newest delivered diagnostics, oldest first, and how
 many reports were dropped, per reason, and how many secrets were redacted
 (docs/redaction.md). Every text is sanitized again before
-it is printed. --json prints the status as the service gave it.`,
+it is printed. --json prints the status as the service gave it.`, relay.MaxStatusDiagnostics),
 	}
 	asJSON := c.Flag.Bool("json", false, "print the status as JSON")
 	return threadLeaf(c, func(s *cli.IO, h *client.Host, _ string, args []string) error {
@@ -157,9 +159,7 @@ func threadListCommand() *cli.Command {
 			if threads == nil {
 				threads = []client.ThreadInfo{}
 			}
-			return json.NewEncoder(s.Out).Encode(struct {
-				Threads []client.ThreadInfo `json:"threads"`
-			}{threads})
+			return json.NewEncoder(s.Out).Encode(wire.Threads{Threads: threads})
 		}
 		return writeList(s.Out, threads)
 	})

@@ -10,7 +10,7 @@ import (
 
 // The full-screen view on a real terminal: in a window under 40x12 it says
 // so in what fits, and when serve stops it exits 0 and says why, as its
-// help promises (it used to stay on DISCONNECTED).
+// help promises, rather than staying on DISCONNECTED.
 func TestWatchInTmuxExitsWhenServeStops(t *testing.T) {
 	s := startServer(t, "", "")
 	s.open("/root/scout")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -27,14 +26,7 @@ func TestWatchJSONPipe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), exitTimeout)
 	defer cancel()
 	cmd := diagrelayCmd(ctx, t, nil, "watch", "--json", "--socket", s.socket, "--data", s.data)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(out)
+	lines := startReading(t, cmd)
 	next := func() map[string]any {
 		t.Helper()
 		if !lines.Scan() {

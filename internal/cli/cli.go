@@ -98,7 +98,8 @@ func (c *Command) Path() string {
 	return c.parent.Path() + " " + c.Name
 }
 
-// root returns the name of the program ("diagrelay").
+// root returns the root of c's tree, whose Name is the program's
+// ("diagrelay").
 func (c *Command) root() *Command {
 	for c.parent != nil {
 		c = c.parent
@@ -147,7 +148,8 @@ func (c *Command) Link() *Command {
 
 // Main runs the command args select below root (root's own Name is the
 // program's) and returns the exit code: 0 success, 1 failure, 2 usage
-// error. "help [CMD...]", "-h" and "--help" print help on s.Out.
+// error. "help [CMD...]", and -h or --help alone, print help on s.Out;
+// "CMD -h" prints CMD's help on s.Err, as package flag does, and exits 0.
 func Main(root *Command, args []string, s *IO) int {
 	root.Link()
 	if len(args) == 0 {

@@ -75,8 +75,11 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		// Closing the listener (Shutdown does) removes the socket file;
-		// removing it by name later could delete a newer server's.
+		// Closing the listener removes the socket file it created (and
+		// only once: a later serve's file of the same name is not
+		// touched). Shutdown closes the listeners Serve has registered;
+		// this close covers a signal that comes before Serve has run.
+		defer l.Close()
 		go func() { done <- srv.Serve(l) }()
 		logger.Info("serving children", "socket", o.Socket, "mode", string(o.Mode), "data", o.Data,
 			"bind_peer", o.BindPeer, "host_socket", !o.NoHostToken)

@@ -5,8 +5,9 @@
 // how the module's Go code speaks it, on both sides: package service
 // decodes params into them and encodes results from them, package client,
 // the watch view and the tests decode and send the same types. Nothing
-// else in the module carries a JSON tag of the protocol, so a member can
-// be renamed in one place only, and a reader cannot drift from the writer.
+// else in the module carries a JSON tag of the protocol but diag.Dropped
+// (below), so a member can be renamed in one place only, and a reader
+// cannot drift from the writer.
 //
 // The package is internal on purpose: the protocol is versioned by the
 // "protocol" number of the probe (docs/protocol.md), not by a Go API, and
@@ -15,8 +16,10 @@
 // type and the codes it documents) as aliases of the types here.
 //
 // The library's types (relay, mailbox, capability, diag) carry no JSON
-// tags, but for diag.Dropped, the one type of the drop counters, whose
-// tags are the protocol's; the service maps the others onto these shapes
+// tags of the protocol but diag.Dropped, the one type of the drop
+// counters: its tags are the protocol's "dropped" members, which this
+// package's Dropped aliases and wire_test.go holds to the Reason* values.
+// The service maps the other library types onto these shapes
 // (service/wire.go).
 //
 // Pointers in a shape mean "present or not": in params, that the server

@@ -49,3 +49,25 @@ func TestEncodings(t *testing.T) {
 		t.Error("Str")
 	}
 }
+
+// diag.Dropped carries the protocol's tags (doc.go): its members are the
+// dropped event's reasons, each once.
+func TestDroppedMembersAreReasons(t *testing.T) {
+	b, err := json.Marshal(wire.Dropped{Duplicate: 1, Rate: 2, Cap: 3, Invalid: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]uint64
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{wire.ReasonDuplicate: 1, wire.ReasonRate: 2, wire.ReasonCap: 3, wire.ReasonInvalid: 4}
+	if len(got) != len(want) {
+		t.Fatalf("dropped encodes as %s, want the members %v", b, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("dropped encodes as %s: member %q is %d, want %d", b, k, got[k], v)
+		}
+	}
+}
