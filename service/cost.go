@@ -25,11 +25,14 @@ const (
 	// DefaultCostRate and DefaultCostBurst are a child token's share
 	// (Config.CostRate, Config.CostBurst): about 7 probes a second read
 	// one at a time (more when they arrive together), or a full 64 KiB
-	// report every 9 s, after a burst of four times that. A well-behaved
+	// report every 9 s. The burst is four frames' bytes, so the costliest
+	// frame a child can send (a 64 KiB report, read and sanitized: about
+	// 145 KiB of work) never waits on an idle share, nor does an
+	// extension's burst of a few hundred small reports. A well-behaved
 	// child (5 reports in 10 s) uses a few percent of it; 64 children
 	// flooding at their share keep the server under a tenth of a core.
 	DefaultCostRate  = 16 << 10
-	DefaultCostBurst = 64 << 10
+	DefaultCostBurst = 4 * MaxFrame
 	// A pending peer's share is an eighth of a child's: a hello and some,
 	// never a flood before its token is known.
 	pendingCostShare = 8
