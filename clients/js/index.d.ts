@@ -204,6 +204,8 @@ export interface ThreadStatus {
   generation?: number;
   diagnostics: Diagnostic[];
   dropped: Dropped;
+  /** Secrets redacted from the thread's delivered reports, by rule id ({} when none). */
+  redacted: Record<string, number>;
   /** The bound process of the latest generation, once it said hello. */
   peer?: Peer;
   /** RFC 3339 time the bound process exited; absent while it lives. */
@@ -222,6 +224,8 @@ export interface ThreadSummary {
   /** How many diagnostics the thread holds (at most 20). */
   diagnostics: number;
   dropped: Dropped;
+  /** Secrets redacted from the thread's delivered reports, by rule id. */
+  redacted: Record<string, number>;
   peer?: Peer;
   exited?: string;
   peer_refused?: number;
@@ -261,6 +265,8 @@ export interface ServiceEvent {
   source?: string;
   message?: string;
   reason?: "duplicate" | "rate" | "cap" | "invalid";
+  /** delivered: secrets redacted from this report, by rule id (absent when none) */
+  redacted?: Record<string, number>;
   notifyType?: Level;
   count?: number;
   [extra: string]: unknown;

@@ -133,6 +133,21 @@ test("hostile text reaches the host sanitized", { timeout: 20_000 }, async (t) =
   assert.ok(!/[\x00-\x1f\x7f-\x9f\u202e\u200b]/.test(m.text), JSON.stringify(m.text));
 });
 
+test("a leaked token is redacted before the host sees it, and counted", { timeout: 20_000 }, async (t) => {
+  const host = await startHost(t, { mode: "print" });
+  const { pi, bridge } = await bridged(t, host, "/root/leaky");
+  // A fake GitHub token, built here so that no secret scanner flags this file.
+  const token = "ghp_" + "A1b2C3d4E5".repeat(4).slice(0, 36);
+  report(pi, "error", `auth failed with token ${token} for repo x`, "git");
+  await bridge.flush();
+  const st = await host.status("/root/leaky");
+  assert.equal(st.diagnostics.length, 1);
+  assert.equal(st.diagnostics[0].message, "auth failed with token [REDACTED:github-pat] for repo x");
+  assert.deepEqual(st.redacted, { "github-pat": 1 });
+  const [m] = await host.readMailbox("/root");
+  assert.ok(!m.text.includes(token) && m.text.includes("[REDACTED:github-pat]"), m.text);
+});
+
 test("a 100 KB message is cut to fit a frame, then by the service", { timeout: 20_000 }, async (t) => {
   const host = await startHost(t, { mode: "print" });
   const { pi, bridge } = await bridged(t, host, "/root/long");
@@ -196,14 +211,18 @@ test("reports waiting for answers are bounded; what the bound drops is counted",
   for (let i = 0; i < MAX_UNANSWERED + 500; i++) pi.events.emit(REPORT_TOPIC, { level: "info", message: `flood ${i}` });
   assert.equal(bridge.dropped, 500);
   await bridge.flush();
+  // Every report the bridge sent was answered: delivered or dropped by the
+  // window. The service paces a flood (its cost share, dropped reports),
+  // so the flood may span more than one 10 s window: 5 delivered in each.
   const st = await host.status("/root/flood");
-  assert.equal(st.diagnostics.length, 5);
-  assert.equal(st.dropped.rate, MAX_UNANSWERED - 5);
+  assert.ok(st.diagnostics.length >= 5, `${st.diagnostics.length} delivered`);
+  assert.equal(st.diagnostics.length + st.dropped.rate, MAX_UNANSWERED);
   // Answered: room again.
   pi.events.emit(REPORT_TOPIC, { level: "info", message: "after" });
   await bridge.flush();
   assert.equal(bridge.dropped, 500);
-  assert.equal((await host.status("/root/flood")).dropped.rate, MAX_UNANSWERED - 4);
+  const after = await host.status("/root/flood");
+  assert.equal(after.diagnostics.length + after.dropped.rate, MAX_UNANSWERED + 1);
 });
 
 test("a normal top-level session with no bridge falls back", { timeout: 20_000 }, async () => {

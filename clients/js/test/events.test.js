@@ -23,9 +23,9 @@ test("threads() lists every thread, sorted by path", T, async (t) => {
   await bridge.close();
   const zero = { duplicate: 0, rate: 0, cap: 0, invalid: 0 };
   assert.deepEqual(await host.threads(), [
-    { path: "/k", parent: "", owner: "/root", open: true, generation: 1, diagnostics: 1, dropped: { ...zero, duplicate: 1 } },
-    { path: "/root/a", parent: "/root", owner: "", open: true, generation: 2, diagnostics: 0, dropped: zero },
-    { path: "/root/b", parent: "/root", owner: "", open: false, generation: 1, diagnostics: 0, dropped: zero },
+    { path: "/k", parent: "", owner: "/root", open: true, generation: 1, diagnostics: 1, dropped: { ...zero, duplicate: 1 }, redacted: {} },
+    { path: "/root/a", parent: "/root", owner: "", open: true, generation: 2, diagnostics: 0, dropped: zero, redacted: {} },
+    { path: "/root/b", parent: "/root", owner: "", open: false, generation: 1, diagnostics: 0, dropped: zero, redacted: {} },
   ]);
 });
 
