@@ -141,6 +141,9 @@ func FuzzCleanAnyLimit(f *testing.F) {
 // Hostile input allocated per segment (about 23,500 times per MiB); a call
 // now allocates at most 8 times whatever the input.
 func TestCleanAllocationsBounded(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops buffers at random: allocations are not Clean's own")
+	}
 	inputs := map[string]string{
 		"hostile":    hostileInput(1 << 20),
 		"mixed":      mixedInput(1 << 20),
