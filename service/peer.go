@@ -1,8 +1,10 @@
 package service
 
 import (
+	"errors"
 	"net"
 	"os"
+	"syscall"
 )
 
 // This file is what the kernel says about the process at the other end of
@@ -85,4 +87,18 @@ func credOf(nc net.Conn) peerCred {
 		return peerCred{}
 	}
 	return readCred(nc)
+}
+
+// controlFD runs f with nc's file descriptor, as the kernel calls on it
+// need; an error if nc has none (not a socket of this process).
+func controlFD(nc net.Conn, f func(fd int)) error {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return errors.New("not a system connection")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(func(fd uintptr) { f(int(fd)) })
 }

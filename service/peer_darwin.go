@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"net"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,21 +19,13 @@ import (
 const peerBinding = true
 
 func readCred(nc net.Conn) peerCred {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return peerCred{}
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return peerCred{}
-	}
 	var cred peerCred
-	rc.Control(func(fd uintptr) {
-		x, err := unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
+	controlFD(nc, func(fd int) {
+		x, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 		if err != nil {
 			return
 		}
-		pid, err := unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+		pid, err := unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
 		if err != nil {
 			pid = 0
 		}

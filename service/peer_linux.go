@@ -23,17 +23,9 @@ import (
 const peerBinding = true
 
 func readCred(nc net.Conn) peerCred {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return peerCred{}
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return peerCred{}
-	}
 	var cred peerCred
-	rc.Control(func(fd uintptr) {
-		u, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	controlFD(nc, func(fd int) {
+		u, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 		if err == nil {
 			cred = peerCred{known: true, pid: int(u.Pid), uid: u.Uid}
 		}
