@@ -201,9 +201,11 @@ func benchDurable(b *testing.B, children, parents int, dir string) {
 // reply before the next (no pipelining: each child's wait is one commit
 // shared with the others'), every report to a fresh runtime of its own
 // parent. It reports the p50 and p99 of the round trips (ms), with the
-// disk's own rate in the same run (disk=probe).
+// disk's own rate in the same run (disk=probe) and the p50 and p99 of the
+// two fdatasyncs a commit needs, on the disk alone (disk=commit).
 func BenchmarkSocketDurableLatency(b *testing.B) {
 	b.Run("disk=probe", func(b *testing.B) { testutil.DiskProbe(b, b.TempDir()) })
+	b.Run("disk=commit", func(b *testing.B) { testutil.DiskCommitProbe(b, b.TempDir()) })
 	b.Run("children=8", func(b *testing.B) {
 		const children = 8
 		var tick atomic.Int64
