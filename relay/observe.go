@@ -35,6 +35,7 @@ type Observation struct {
 	Redacted     Redacted     // ObservedDelivery: the secrets redacted from Report, by rule; nil if none
 	Verdict      diag.Verdict // ObservedDrop
 	Notification Notification // ObservedHeld, ObservedNotification
+	Edge         string       // ObservedDelivery: the cluster edge that admitted it; "" if local
 }
 
 // Observer is told of what the relay does (Config.Observer). Observe runs

@@ -69,6 +69,7 @@ func wireStatus(s relay.Status) wire.Status {
 		Diagnostics: make([]wire.Diagnostic, len(s.Diagnostics)),
 		Dropped:     s.Dropped,
 		Redacted:    wireRedacted(s.Redacted),
+		Edge:        s.Edge,
 	}
 	for i, d := range s.Diagnostics {
 		r.Diagnostics[i] = wire.Diagnostic{Level: string(d.Level), Source: d.Source, Message: d.Message, At: d.At}
