@@ -33,7 +33,7 @@ const (
 
 // Defaults of the stream and the consumer (docs/cluster.md says why).
 const (
-	DefaultAckWait       = 30 * time.Second // a redelivery after the home restarts comes within this
+	DefaultAckWait       = 5 * time.Second // a redelivery after the home restarts comes within this; a redelivery during a slow commit is recognised by its id
 	DefaultMaxAckPending = 1024
 	DefaultStreamBytes   = 1 << 30 // with DiscardNew: a full stream refuses, never drops acknowledged reports
 	DefaultDuplicates    = 2 * time.Minute

@@ -55,7 +55,7 @@ type Edge struct {
 // that the home made the stream and the bucket and that every
 // acknowledged write is on disk.
 func NewEdge(ctx context.Context, c Config) (*Edge, error) {
-	if !validName(c.Name) {
+	if !ValidName(c.Name) {
 		return nil, fmt.Errorf("cluster: edge name %q: 1 to 64 of [A-Za-z0-9_-]", c.Name)
 	}
 	if c.Name == HomeName {

@@ -76,15 +76,15 @@ func decodeEntry(b []byte) (entry, error) {
 	} else if e.Owner != "" {
 		return e, fmt.Errorf("cluster: entry: a nested thread has no owner")
 	}
-	if e.Edge != "" && !validName(e.Edge) {
+	if e.Edge != "" && !ValidName(e.Edge) {
 		return e, fmt.Errorf("cluster: entry: edge name %q", e.Edge)
 	}
 	return e, nil
 }
 
-// validName reports whether s may name an edge: a NATS subject token we
+// ValidName reports whether s may name an edge: a NATS subject token we
 // choose to keep to [A-Za-z0-9_-], 1 to 64 bytes.
-func validName(s string) bool {
+func ValidName(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}

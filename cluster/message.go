@@ -48,7 +48,7 @@ func encodeMsg(v any) []byte {
 // edgeOf returns the edge named by a message's subject, prefix.<edge>.
 func edgeOf(subject, prefix string) (string, bool) {
 	name, ok := strings.CutPrefix(subject, prefix+".")
-	return name, ok && validName(name)
+	return name, ok && ValidName(name)
 }
 
 // decodeReport decodes a report message and checks what the home relies
@@ -93,11 +93,11 @@ func decodeCounts(b []byte) (countsMsg, [32]byte, error) {
 	if err := relay.ValidatePath(m.Path); err != nil {
 		return m, h, fmt.Errorf("cluster: counts: %w", err)
 	}
-	if !validName(m.Boot) {
+	if !ValidName(m.Boot) {
 		return m, h, fmt.Errorf("cluster: counts: boot %q", m.Boot)
 	}
 	for id, n := range m.Redacted {
-		if n < 0 || !validName(strings.ReplaceAll(id, ".", "_")) {
+		if n < 0 || !ValidName(strings.ReplaceAll(id, ".", "_")) {
 			return m, h, fmt.Errorf("cluster: counts: redacted rule %q: %d", id, n)
 		}
 	}

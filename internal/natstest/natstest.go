@@ -21,8 +21,8 @@ type Server struct {
 	// every two minutes) instead of always: what the cluster refuses.
 	LazyFsync bool
 
-	s                *server.Server
-	port, httpPort   int
+	s               *server.Server
+	port, httpPort  int
 	URL, MonitorURL string
 }
 
