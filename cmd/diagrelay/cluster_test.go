@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -330,4 +331,34 @@ func logConsumer(t *testing.T, ns *natstest.Server) {
 		return
 	}
 	t.Logf("consumer: pending %d, ack pending %d, redelivered %d, delivered %+v, ack floor %+v", ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.Delivered, ci.AckFloor)
+}
+
+// TestBinaryHasNoBroker: the NATS server module is for the tests alone
+// (SPEC §13), so the binary does not grow by a broker.
+func TestBinaryHasNoBroker(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/nats-io/nats-server") {
+			t.Fatalf("diagrelay imports %s", dep)
+		}
+	}
+	if !strings.Contains(string(out), "github.com/nats-io/nats.go/jetstream") {
+		t.Fatal("diagrelay does not import the NATS client: the list is not what this test thinks")
+	}
+}
+
+// TestClusterRefusesLazyFsync: serve --cluster and --join refuse a
+// JetStream that may acknowledge before the disk has the write, naming
+// the flag that allows it.
+func TestClusterRefusesLazyFsync(t *testing.T) {
+	ns := natstest.StartWith(t, &natstest.Server{Dir: t.TempDir(), LazyFsync: true})
+	dir := shortTempDir(t)
+	r := runDiagrelay(t, nil, "", "serve", "--cluster", ns.URL, "--nats-monitor", ns.MonitorURL,
+		"--data", filepath.Join(dir, "h"), "--socket", filepath.Join(dir, "h.sock"))
+	wantExit(t, "serve --cluster on a lazy JetStream", r, 1, "--allow-lazy-fsync")
+	r = runDiagrelay(t, nil, "", "serve", "--join", ns.URL, "--data", filepath.Join(dir, "e"), "--socket", filepath.Join(dir, "e.sock"))
+	wantExit(t, "serve --join without --nats-monitor", r, 1, "--nats-monitor")
 }
