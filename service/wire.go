@@ -45,7 +45,7 @@ func wireThreads(ts []relay.ThreadSummary) wire.Threads {
 	for i, t := range ts {
 		r.Threads[i] = wire.ThreadInfo{Path: t.Path, Parent: t.Parent, Owner: t.Owner, Open: t.Open,
 			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: t.Dropped,
-			Redacted: wireRedacted(t.Redacted)}
+			Redacted: wireRedacted(t.Redacted), Edge: t.Edge}
 	}
 	return r
 }

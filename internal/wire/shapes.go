@@ -165,10 +165,11 @@ type ThreadInfo struct {
 	Diagnostics int      `json:"diagnostics"`
 	Dropped     Dropped  `json:"dropped"`
 	Redacted    Redacted `json:"redacted"`
-	// Peer, Exited and PeerRefused are Status's.
+	// Peer, Exited, PeerRefused and Edge are Status's.
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
 	PeerRefused uint64     `json:"peer_refused,omitempty"`
+	Edge        string     `json:"edge,omitempty"`
 }
 
 // Page is mailbox.read's result.
