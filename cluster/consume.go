@@ -11,37 +11,53 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// fetchBatch is how many messages the home takes from the stream at once;
-// they are delivered concurrently, so their mailbox writes share commits.
-const fetchBatch = 64
+// inFlight is how many of the stream's messages the home delivers at once
+// (and how many the consumer pulls ahead): they are delivered concurrently,
+// so their mailbox writes share commits.
+const inFlight = 64
 
-// consume delivers the stream's messages until the home closes.
+// consume delivers the stream's messages as they arrive until the home
+// closes; a message in the middle of delivery then is not acknowledged and
+// comes again after the ack wait.
 func (h *Home) consume(m *relay.Manager, f Forgetter) {
-	lastPrune := time.Now()
+	sem := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for h.ctx.Err() == nil {
-		batch, err := h.cons.Fetch(fetchBatch, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			if h.ctx.Err() == nil {
-				h.log.Warn("cluster: fetch failed", "err", err)
-				sleep(h.ctx, 250*time.Millisecond)
-			}
-			continue
-		}
-		var wg sync.WaitGroup
-		for msg := range batch.Messages() {
+		cc, err := h.cons.Consume(func(msg jetstream.Msg) {
+			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
-				defer wg.Done()
+				defer func() { <-sem; wg.Done() }()
 				h.handle(m, msg)
 			}()
+		}, jetstream.PullMaxMessages(inFlight), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if h.ctx.Err() == nil {
+				h.log.Warn("cluster: consuming", "err", err)
+			}
+		}))
+		if err != nil {
+			h.log.Warn("cluster: consume failed; retrying", "err", err)
+			sleep(h.ctx, 250*time.Millisecond)
+			continue
 		}
-		wg.Wait()
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && h.ctx.Err() == nil {
-			h.log.Warn("cluster: fetch ended", "err", err)
-		}
-		if f != nil && time.Since(lastPrune) >= h.PruneEvery {
-			lastPrune = time.Now()
-			h.prune(f)
+		h.pruneLoop(f)
+		cc.Stop()
+	}
+}
+
+// pruneLoop forgets old report ids every PruneEvery until the home closes.
+func (h *Home) pruneLoop(f Forgetter) {
+	t := time.NewTicker(h.PruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+			if f != nil {
+				h.prune(f)
+			}
 		}
 	}
 }
