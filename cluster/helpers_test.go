@@ -27,10 +27,11 @@ type testHome struct {
 	srv   *service.Server
 	store *mailbox.Store
 	sock  string
+	token string // the host token
 	host  *client.Host
 }
 
-func startHome(t *testing.T, ns *natstest.Server) *testHome {
+func startHome(t testing.TB, ns *natstest.Server, tune ...func(*service.Config)) *testHome {
 	t.Helper()
 	dir := testutil.ShortTempDir(t)
 	store, err := mailbox.Open(filepath.Join(dir, "mailbox.db"))
@@ -44,11 +45,15 @@ func startHome(t *testing.T, ns *natstest.Server) *testHome {
 	}
 	h.PruneEvery = 200 * time.Millisecond
 	tok := service.NewToken()
-	srv := service.New(service.Config{Mailbox: store, HostToken: tok, Directory: h, Mode: relay.ModeRPC})
+	cfg := service.Config{Mailbox: store, HostToken: tok, Directory: h, Mode: relay.ModeRPC}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	srv := service.New(cfg)
 	if err := h.Start(srv.Manager(), store); err != nil {
 		t.Fatal(err)
 	}
-	th := &testHome{h: h, srv: srv, store: store, sock: filepath.Join(dir, "home.sock")}
+	th := &testHome{h: h, srv: srv, store: store, sock: filepath.Join(dir, "home.sock"), token: tok}
 	serveOn(t, srv, th.sock)
 	if th.host, err = client.DialHost(th.sock, tok); err != nil {
 		t.Fatal(err)
@@ -69,7 +74,7 @@ type testEdge struct {
 	sock string
 }
 
-func startEdge(t *testing.T, ns *natstest.Server, name string) *testEdge {
+func startEdge(t testing.TB, ns *natstest.Server, name string) *testEdge {
 	t.Helper()
 	dir := testutil.ShortTempDir(t)
 	e, err := NewEdge(context.Background(), Config{URL: ns.URL, MonitorURL: ns.MonitorURL, Name: name, Logger: testLogger(t)})
@@ -90,7 +95,7 @@ func startEdge(t *testing.T, ns *natstest.Server, name string) *testEdge {
 	return te
 }
 
-func serveOn(t *testing.T, srv *service.Server, sock string) {
+func serveOn(t testing.TB, srv *service.Server, sock string) {
 	t.Helper()
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -109,7 +114,7 @@ func shutdown(srv *service.Server) {
 // client.Child, which cleans it first: what a hostile child does.
 type rawChild struct{ c *rpc.Conn }
 
-func dialRaw(t *testing.T, sock, token string) (*rawChild, error) {
+func dialRaw(t testing.TB, sock, token string) (*rawChild, error) {
 	t.Helper()
 	nc, err := net.Dial("unix", sock)
 	if err != nil {
@@ -153,11 +158,16 @@ func eventually(t *testing.T, d time.Duration, what string, f func() bool) {
 	}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
 
-func testLogger(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(testWriter{t}, nil)) }
+func testLogger(t testing.TB) *slog.Logger {
+	if _, bench := t.(*testing.B); bench {
+		return nil // a benchmark's log would be its output
+	}
+	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+}
