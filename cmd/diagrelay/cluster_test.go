@@ -36,9 +36,16 @@ type edgeProc struct {
 	done   chan struct{}
 }
 
-func startEdgeProc(t *testing.T, ns *natstest.Server, data, sock string) *edgeProc {
+func startEdgeProc(t testing.TB, ns *natstest.Server, data, sock string) *edgeProc {
 	t.Helper()
-	cmd := diagrelayCmd(context.Background(), t, nil, "serve", "--join", ns.URL, "--nats-monitor", ns.MonitorURL,
+	return startEdgeWith(t, func(args ...string) *exec.Cmd { return diagrelayCmd(context.Background(), t, nil, args...) }, ns, data, sock)
+}
+
+// startEdgeWith starts the edge with command (the test binary, or the
+// real one).
+func startEdgeWith(t testing.TB, command servetest.Command, ns *natstest.Server, data, sock string) *edgeProc {
+	t.Helper()
+	cmd := command("serve", "--join", ns.URL, "--nats-monitor", ns.MonitorURL,
 		"--socket", sock, "--data", data, "--name", "sandbox")
 	e := &edgeProc{cmd: cmd, stderr: &servetest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = e.stderr
