@@ -19,38 +19,41 @@ const maxClaimRounds = 8
 // bucket: the first hello on a token, at any edge or the home, wins it;
 // a claim already held by name is returned as it is (a restarted edge is
 // the same edge).
-func claim(ctx context.Context, kv jetstream.KeyValue, name, token string) (entry, error) {
+//
+// rev is the entry's revision that holds the claim: a watch may still bring
+// older revisions of it afterwards, which say nothing about the claim.
+func claim(ctx context.Context, kv jetstream.KeyValue, name, token string) (e entry, rev uint64, err error) {
 	h := sha256.Sum256([]byte(token))
 	key := tokenKey(h)
 	for range maxClaimRounds {
 		kve, err := kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			return entry{}, service.ErrTokenUnknown
+			return entry{}, 0, service.ErrTokenUnknown
 		}
 		if err != nil {
-			return entry{}, fmt.Errorf("cluster: claim: %w", err)
+			return entry{}, 0, fmt.Errorf("cluster: claim: %w", err)
 		}
 		e, err := decodeEntry(kve.Value())
 		switch {
 		case err != nil:
-			return entry{}, fmt.Errorf("%w (%v)", service.ErrTokenUnknown, err)
+			return entry{}, 0, fmt.Errorf("%w (%v)", service.ErrTokenUnknown, err)
 		case !e.Open:
-			return e, service.ErrTokenRevoked
+			return e, 0, service.ErrTokenRevoked
 		case e.Edge == name:
-			return e, nil
+			return e, kve.Revision(), nil
 		case e.Edge != "":
-			return e, service.ErrTokenClaimed
+			return e, 0, service.ErrTokenClaimed
 		}
 		e.Edge = name
-		_, err = kv.Update(ctx, key, e.encode(), kve.Revision())
+		rev, err := kv.Update(ctx, key, e.encode(), kve.Revision())
 		if err == nil {
-			return e, nil
+			return e, rev, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return entry{}, fmt.Errorf("cluster: claim: %w", err)
+			return entry{}, 0, fmt.Errorf("cluster: claim: %w", err)
 		}
 	}
-	return entry{}, fmt.Errorf("cluster: claim: the entry kept changing (%d rounds)", maxClaimRounds)
+	return entry{}, 0, fmt.Errorf("cluster: claim: the entry kept changing (%d rounds)", maxClaimRounds)
 }
 
 func (e entry) directory() service.DirectoryEntry {

@@ -170,3 +170,36 @@ func TestRefusesLazyFsync(t *testing.T) {
 		t.Fatalf("edge on a lazy JetStream: %v", err)
 	}
 }
+
+// TestClaimIgnoresOlderRevisions: the bucket's watch may bring the entry as
+// the home created it (unclaimed) after the edge's own claim; that must not
+// revoke the claim (found by BenchmarkNotifyLatency: children's connections
+// closed at random), while any later change that ends it does.
+func TestClaimIgnoresOlderRevisions(t *testing.T) {
+	c := claimed{path: "/root/a", rev: 7}
+	open := entry{Path: "/root/a", Open: true}
+	mine := open
+	mine.Edge = "e1"
+	closed := mine
+	closed.Open = false
+	other := mine
+	other.Edge = "e2"
+	for _, tt := range []struct {
+		rev  uint64
+		en   entry
+		ok   bool
+		want bool
+	}{
+		{6, open, true, false},    // the home's create, seen late
+		{7, mine, true, false},    // the claim itself
+		{8, mine, true, false},    // a rewrite that keeps it
+		{8, closed, true, true},   // reopen or close on the home
+		{8, other, true, true},    // claimed away (only a confused writer)
+		{8, entry{}, false, true}, // deleted or unreadable
+		{5, entry{}, false, false},
+	} {
+		if got := c.revokedBy(tt.rev, tt.en, tt.ok, "e1"); got != tt.want {
+			t.Errorf("revision %d %+v ok %v: revoked %v, want %v", tt.rev, tt.en, tt.ok, got, tt.want)
+		}
+	}
+}

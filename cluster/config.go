@@ -52,7 +52,10 @@ type Config struct {
 	// AllowLazyFsync starts even on a JetStream that does not sync every
 	// write, or whose setting cannot be read.
 	AllowLazyFsync bool
-	// Name is this edge's name (an edge only; see EdgeName).
+	// Replicas is how many servers keep the stream and the bucket (the
+	// home creates them; 0 means 1). Three on a three-node JetStream.
+	Replicas int
+	// Name is this edge's name (an edge only).
 	Name   string
 	Logger *slog.Logger
 	// Now is the clock of reports' times and of the counts' ticker; nil
@@ -132,12 +135,13 @@ func (l *link) open(ctx context.Context, c *Config, create bool) error {
 			MaxBytes:   DefaultStreamBytes,
 			MaxMsgSize: maxMessageBytes,
 			Duplicates: DefaultDuplicates,
+			Replicas:   max(c.Replicas, 1),
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", StreamName, err)
 		}
 		l.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: BucketName, History: 1, Storage: jetstream.FileStorage,
+			Bucket: BucketName, History: 1, Storage: jetstream.FileStorage, Replicas: max(c.Replicas, 1),
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)

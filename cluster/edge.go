@@ -39,8 +39,8 @@ type Edge struct {
 	wg     sync.WaitGroup
 
 	mu     sync.Mutex
-	claims map[[32]byte]string // token hash → path: this edge's claims
-	byPath map[string][32]byte // path → its newest claim
+	claims map[[32]byte]claimed // token hash → this edge's claim
+	byPath map[string][32]byte  // path → its newest claim
 	sent   map[[32]byte]relay.RemoteCounts
 	gone   map[[32]byte]bool // revoked claims: forgotten after their last counts
 
@@ -66,10 +66,26 @@ func NewEdge(ctx context.Context, c Config) (*Edge, error) {
 		return nil, err
 	}
 	e := &Edge{cfg: c, log: c.logger(), l: l, name: c.Name, boot: newBoot(),
-		claims: make(map[[32]byte]string), byPath: make(map[string][32]byte), sent: make(map[[32]byte]relay.RemoteCounts), gone: make(map[[32]byte]bool),
+		claims: make(map[[32]byte]claimed), byPath: make(map[string][32]byte), sent: make(map[[32]byte]relay.RemoteCounts), gone: make(map[[32]byte]bool),
 		CountsEvery: time.Second}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e, nil
+}
+
+// claimed is one of the edge's claims: the thread, and the entry's revision
+// that holds the claim.
+type claimed struct {
+	path string
+	rev  uint64
+}
+
+// revokedBy reports whether a change the watch brought, revision rev of the
+// claim's entry (ok false: deleted or unreadable), ends the claim held by
+// name. A revision up to the claim's own is older news (the entry as the
+// home wrote it before the claim, which a watch may bring after the claim's
+// compare-and-set): it cannot revoke.
+func (c claimed) revokedBy(rev uint64, en entry, ok bool, name string) bool {
+	return rev > c.rev && (!ok || !en.Open || en.Edge != name)
 }
 
 // Name is the edge's name.
@@ -83,11 +99,11 @@ func (e *Edge) Start(srv *service.Server) error {
 	e.wg.Add(2)
 	go func() {
 		defer e.wg.Done()
-		watchBucket(e.ctx, e.l.kv, e.log, ready, func(hash [32]byte, en entry, ok bool) {
+		watchBucket(e.ctx, e.l.kv, e.log, ready, func(hash [32]byte, rev uint64, en entry, ok bool) {
 			e.mu.Lock()
-			_, mine := e.claims[hash]
+			c, mine := e.claims[hash]
 			e.mu.Unlock()
-			if mine && (!ok || !en.Open || en.Edge != e.name) {
+			if mine && c.revokedBy(rev, en, ok, e.name) {
 				if srv.RevokeToken(hash) {
 					e.log.Info("cluster: token revoked by the home", "thread", en.Path)
 				}
@@ -132,13 +148,13 @@ func (e *Edge) Closed(string) bool { return false }
 func (e *Edge) Claim(token string) (service.DirectoryEntry, error) {
 	ctx, cancel := context.WithTimeout(e.ctx, DefaultPublishWait)
 	defer cancel()
-	en, err := claim(ctx, e.l.kv, e.name, token)
+	en, rev, err := claim(ctx, e.l.kv, e.name, token)
 	if err != nil {
 		return service.DirectoryEntry{}, err
 	}
 	h := sha256.Sum256([]byte(token))
 	e.mu.Lock()
-	e.claims[h] = en.Path
+	e.claims[h] = claimed{en.Path, rev}
 	e.byPath[en.Path] = h
 	e.mu.Unlock()
 	return en.directory(), nil
@@ -240,8 +256,8 @@ func (e *Edge) forgetGone() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for h := range e.gone {
-		if p, ok := e.claims[h]; ok && e.byPath[p] == h {
-			delete(e.byPath, p)
+		if c, ok := e.claims[h]; ok && e.byPath[c.path] == h {
+			delete(e.byPath, c.path)
 		}
 		delete(e.claims, h)
 		delete(e.sent, h)

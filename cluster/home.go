@@ -173,7 +173,7 @@ func (h *Home) Closed(path string) bool {
 func (h *Home) Claim(token string) (service.DirectoryEntry, error) {
 	ctx, cancel := context.WithTimeout(h.ctx, DefaultPublishWait)
 	defer cancel()
-	e, err := claim(ctx, h.l.kv, HomeName, token)
+	e, _, err := claim(ctx, h.l.kv, HomeName, token)
 	return e.directory(), err
 }
 

@@ -14,7 +14,7 @@ import (
 // were seen, or the error that stopped the watch before that. A watch that
 // breaks is started again after a short pause: revocation must keep
 // reaching the edges.
-func watchBucket(ctx context.Context, kv jetstream.KeyValue, log *slog.Logger, ready chan<- error, seen func(hash [32]byte, e entry, ok bool)) {
+func watchBucket(ctx context.Context, kv jetstream.KeyValue, log *slog.Logger, ready chan<- error, seen func(hash [32]byte, rev uint64, e entry, ok bool)) {
 	first := true
 	for ctx.Err() == nil {
 		w, err := kv.WatchAll(ctx)
@@ -40,14 +40,14 @@ func watchBucket(ctx context.Context, kv jetstream.KeyValue, log *slog.Logger, r
 				continue
 			}
 			if kve.Operation() != jetstream.KeyValuePut {
-				seen(hash, entry{}, false)
+				seen(hash, kve.Revision(), entry{}, false)
 				continue
 			}
 			e, err := decodeEntry(kve.Value())
 			if err != nil {
 				log.Warn("cluster: unreadable entry in the bucket", "key", kve.Key(), "err", err)
 			}
-			seen(hash, e, err == nil)
+			seen(hash, kve.Revision(), e, err == nil)
 		}
 		_ = w.Stop()
 		if ctx.Err() == nil {
@@ -68,7 +68,7 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // watch keeps the home's index of the bucket.
 func (h *Home) watch(ready chan<- error) {
-	watchBucket(h.ctx, h.l.kv, h.log, ready, func(hash [32]byte, e entry, ok bool) {
+	watchBucket(h.ctx, h.l.kv, h.log, ready, func(hash [32]byte, _ uint64, e entry, ok bool) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if ok {

@@ -61,6 +61,7 @@ unless --allow-lazy-fsync.`,
 	fs.StringVar(&o.Cluster.CredsFile, "creds", "", "NATS credentials `file` for --cluster or --join")
 	fs.StringVar(&o.Cluster.MonitorURL, "nats-monitor", "", "the NATS server's monitoring `url` (http://host:8222), read for its sync setting")
 	fs.BoolVar(&o.Cluster.AllowLazyFsync, "allow-lazy-fsync", false, "start on a JetStream that may acknowledge a write before it is on disk")
+	fs.IntVar(&o.Cluster.Replicas, "nats-replicas", 1, "servers that keep the cluster's stream and bucket (--cluster; 3 on a three-node JetStream)")
 	fs.StringVar(&o.EdgeName, "name", "", "the edge's `name` at its first start (default edge-<random>; kept in DIR/edge.db)")
 	c.Run = func(s *cli.IO, _ []string) error {
 		switch {
@@ -80,6 +81,8 @@ unless --allow-lazy-fsync.`,
 			return cli.Usagef("--name names an edge: give --join")
 		case join == "" && home == "" && (o.Cluster.CredsFile != "" || o.Cluster.MonitorURL != "" || o.Cluster.AllowLazyFsync):
 			return cli.Usagef("--creds, --nats-monitor and --allow-lazy-fsync are for --cluster or --join")
+		case c.FlagGiven("nats-replicas") && (home == "" || o.Cluster.Replicas < 1 || o.Cluster.Replicas > 5):
+			return cli.Usagef("--nats-replicas is 1 to 5, for --cluster")
 		case home != "":
 			o.Role, o.Cluster.URL = serve.RoleHome, home
 		case join != "":

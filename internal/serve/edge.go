@@ -30,6 +30,6 @@ func runEdge(o Options) error {
 		return err
 	}
 	o.Logger.Info("cluster edge", "name", id.Name, "nats", o.Cluster.URL)
-	o.Stdio = false
+	o.Stdio, o.Mode, o.NoHostToken = false, relay.ModePrint, true // as the service runs it: logged so
 	return serveUntilStopped(srv, o, nil, nil)
 }
