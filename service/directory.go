@@ -71,9 +71,9 @@ func (c *conn) claimRemote(token string) (*binding, *wire.Error) {
 	if s.cfg.Directory == nil {
 		return nil, wire.Errorf(wire.CodeUnauthenticated, "session.hello: unknown token")
 	}
-	c.s.sched.release() // the claim asks the cluster: no slot held while waiting
-	e, err := s.cfg.Directory.Claim(token)
-	c.s.sched.acquire()
+	var e DirectoryEntry
+	var err error
+	c.withoutSlot(func() { e, err = s.cfg.Directory.Claim(token) })
 	if err != nil {
 		s.log.Info("claim refused", "err", err)
 		return nil, claimError(err)
@@ -111,9 +111,8 @@ func (c *conn) claimLocal(b *binding, token string) *wire.Error {
 	if s.cfg.Directory == nil || b.claimed {
 		return nil
 	}
-	c.s.sched.release()
-	_, err := s.cfg.Directory.Claim(token)
-	c.s.sched.acquire()
+	var err error
+	c.withoutSlot(func() { _, err = s.cfg.Directory.Claim(token) })
 	if err != nil {
 		return claimError(err)
 	}
@@ -121,6 +120,19 @@ func (c *conn) claimLocal(b *binding, token string) *wire.Error {
 	b.claimed = true
 	s.tokens.mu.Unlock()
 	return nil
+}
+
+// withoutSlot runs f, which waits on the cluster, with the connection's
+// scheduler slot given back (a host's connection holds none), so the wait
+// holds up no other connection.
+func (c *conn) withoutSlot(f func()) {
+	if c.auth() == stateHost {
+		f()
+		return
+	}
+	c.s.sched.release()
+	defer c.s.sched.acquire()
+	f()
 }
 
 // RevokeToken revokes the token with this SHA-256 hash, as runtime.close
