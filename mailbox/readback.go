@@ -32,7 +32,7 @@ type readBack struct {
 func (s *Store) beginReadBack(batch []*write, errs []error) *readBack {
 	any := false
 	for _, w := range batch {
-		any = any || w.wrote != nil
+		any = any || (w.wrote != nil && w.wrote.key != nil)
 	}
 	if !any {
 		return nil
@@ -74,7 +74,7 @@ func (rb *readBack) compare(batch []*write, errs []error) (err error) {
 	var k, v []byte
 	for i, w := range batch {
 		st := w.wrote
-		if st == nil || errs[i] != nil {
+		if st == nil || st.key == nil || errs[i] != nil { // nil key: nothing written (PostOnce's duplicate)
 			continue
 		}
 		if c == nil {
@@ -95,7 +95,7 @@ func (rb *readBack) compare(batch []*write, errs []error) (err error) {
 // has no error yet.
 func failRecords(batch []*write, errs []error, err error) {
 	for i, w := range batch {
-		if w.wrote != nil && errs[i] == nil {
+		if w.wrote != nil && w.wrote.key != nil && errs[i] == nil {
 			errs[i] = err
 		}
 	}
@@ -107,7 +107,7 @@ func failRecords(batch []*write, errs []error, err error) {
 // it as damaged instead of leaving it unseen.
 func (s *Store) indexWrites(batch []*write) {
 	for _, w := range batch {
-		if w.wrote != nil {
+		if w.wrote != nil && w.wrote.key != nil {
 			s.idx.add(w.wrote.recipient, w.wrote.id)
 		}
 	}

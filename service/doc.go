@@ -168,6 +168,16 @@
 // concurrent posts sharing commits). The wait for the commit holds no
 // scheduler slot, so group commit batches every child's posts.
 //
+// # Cluster
+//
+// With Config.Directory (package cluster, docs/cluster.md) the server is a
+// cluster's home, which publishes every token it issues and revokes, or,
+// with Config.Edge, an edge, which issues none (runtime.open is refused)
+// and claims at a child's first hello a token the home issued, opening a
+// local runtime for its thread (directory.go). A claim waits on the
+// cluster with no scheduler slot held; RevokeToken is the edge's
+// runtime.close, called when the home closed the token.
+//
 // # Locks
 //
 // A child's or pending peer's loop holds one of the scheduler's slots (a

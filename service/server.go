@@ -81,6 +81,13 @@ type Config struct {
 	// "Bound tokens") unless runtime.open says bind: false.
 	BindPeer bool
 
+	// Directory, if not nil, is the cluster's registry of tokens
+	// (directory.go, docs/cluster.md): the server publishes its tokens
+	// there, or, with Edge, claims the tokens its children bring. Edge
+	// servers issue no tokens: runtime.open is refused.
+	Directory Directory
+	Edge      bool
+
 	// Logger receives connection-level failures; nil discards them. Wrap
 	// its handler in NewLimitHandler when the output is a terminal.
 	Logger *slog.Logger
@@ -180,6 +187,9 @@ func New(c Config) *Server {
 		closing:   make(chan struct{}),
 		events:    newEventHub(c.Now),
 		peers:     newPeerTable(),
+	}
+	if c.Directory != nil {
+		s.tokens.onRevoke = c.Directory.Revoked
 	}
 	s.mgr = relay.NewManager(relay.Config{
 		Mode:        c.Mode,

@@ -1,0 +1,115 @@
+package cluster
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+// reportMsg is the body of a message on ReportSubject.<edge>: one report an
+// edge's gate admitted. The edge comes from the subject, never the body.
+type reportMsg struct {
+	V       int       `json:"v"`
+	Token   string    `json:"token"` // the hex SHA-256 of the child's token: which claim it came under
+	Path    string    `json:"path"`
+	Level   string    `json:"level"`
+	Source  string    `json:"source,omitempty"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// countsMsg is the body of a message on CountsSubject.<edge>: an edge's
+// running totals for a thread since its process started (Boot).
+type countsMsg struct {
+	V        int            `json:"v"`
+	Token    string         `json:"token"`
+	Path     string         `json:"path"`
+	Boot     string         `json:"boot"`
+	Dropped  diag.Dropped   `json:"dropped"`
+	Redacted relay.Redacted `json:"redacted,omitempty"`
+}
+
+const msgVersion = 1
+
+func encodeMsg(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // plain fields: cannot fail
+	}
+	return b
+}
+
+// edgeOf returns the edge named by a message's subject, prefix.<edge>.
+func edgeOf(subject, prefix string) (string, bool) {
+	name, ok := strings.CutPrefix(subject, prefix+".")
+	return name, ok && ValidName(name)
+}
+
+// decodeReport decodes a report message and checks what the home relies
+// on: the text itself is parsed again on delivery (relay.DeliverRemote).
+func decodeReport(b []byte) (reportMsg, [32]byte, error) {
+	var m reportMsg
+	var h [32]byte
+	if len(b) > maxMessageBytes {
+		return m, h, fmt.Errorf("cluster: report of %d bytes", len(b))
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, h, fmt.Errorf("cluster: report: %w", err)
+	}
+	if m.V != msgVersion {
+		return m, h, fmt.Errorf("cluster: report version %d, this diagrelay reads %d", m.V, msgVersion)
+	}
+	if err := decodeHash(m.Token, &h); err != nil {
+		return m, h, err
+	}
+	if err := relay.ValidatePath(m.Path); err != nil {
+		return m, h, fmt.Errorf("cluster: report: %w", err)
+	}
+	return m, h, nil
+}
+
+// decodeCounts decodes a counts message.
+func decodeCounts(b []byte) (countsMsg, [32]byte, error) {
+	var m countsMsg
+	var h [32]byte
+	if len(b) > maxMessageBytes {
+		return m, h, fmt.Errorf("cluster: counts of %d bytes", len(b))
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, h, fmt.Errorf("cluster: counts: %w", err)
+	}
+	if m.V != msgVersion {
+		return m, h, fmt.Errorf("cluster: counts version %d, this diagrelay reads %d", m.V, msgVersion)
+	}
+	if err := decodeHash(m.Token, &h); err != nil {
+		return m, h, err
+	}
+	if err := relay.ValidatePath(m.Path); err != nil {
+		return m, h, fmt.Errorf("cluster: counts: %w", err)
+	}
+	if !ValidName(m.Boot) {
+		return m, h, fmt.Errorf("cluster: counts: boot %q", m.Boot)
+	}
+	for id, n := range m.Redacted {
+		if n < 0 || !ValidName(strings.ReplaceAll(id, ".", "_")) {
+			return m, h, fmt.Errorf("cluster: counts: redacted rule %q: %d", id, n)
+		}
+	}
+	return m, h, nil
+}
+
+func decodeHash(s string, h *[32]byte) error {
+	if len(s) != 64 {
+		return fmt.Errorf("cluster: token hash of %d characters, not 64", len(s))
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return fmt.Errorf("cluster: token hash: %w", err)
+	}
+	return nil
+}
