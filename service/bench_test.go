@@ -149,12 +149,6 @@ func benchDurable(b *testing.B, children, parents int, dir string) {
 	}
 	cs := make([]child, children)
 	for i := range cs {
-		c, err := net.Dial("unix", e.socket)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		cs[i].c = c
 		// One runtime per 20 reports: a hello frame switches the
 		// connection to the next one (same pipelined stream).
 		for j := range per {
@@ -168,6 +162,17 @@ func benchDurable(b *testing.B, children, parents int, dir string) {
 			}
 			cs[i].frames = append(cs[i].frames, reportFrame(j+1, fmt.Sprintf("child %d report %d", i, j)))
 		}
+	}
+	// Dialed only now, after every runtime is open: a connection must say
+	// hello within the hello timeout (2 s here), which opening hundreds of
+	// runtimes first could use up on a loaded machine.
+	for i := range cs {
+		c, err := net.Dial("unix", e.socket)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		cs[i].c = c
 	}
 	before := store.Stats()
 	wrote, _ := testutil.WriteBytes()
