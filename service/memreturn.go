@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,15 +34,27 @@ const (
 	// memFloodUnsent: the unsent total (budget.go) went over this since
 	// the last return and is back to zero.
 	memFloodUnsent = 4 << 20
+	// memChurnAccepts: this many connections accepted since the last
+	// return (a connect churn, whose connections live too briefly to
+	// raise the count) arms a return for when the churn has stopped.
+	memChurnAccepts = 4096
+	// memQuietAccepts: more accepts than this in the memReturnDelay
+	// before a return is due mean the flood goes on; the return waits
+	// another memReturnDelay (a flood that reconnects is returned for
+	// once it has left, not each time a part of it is disconnected).
+	memQuietAccepts = 16
 )
 
 // memReturn schedules ReturnMemory: armed by a flood leaving, fired
 // through Config.AfterFunc (the injected clock).
 type memReturn struct {
-	s     *Server
-	mu    sync.Mutex
-	armed bool      // a call is scheduled
-	last  time.Time // of the last return; zero before the first
+	s        *Server
+	accepted atomic.Uint64 // connections accepted, by Server.Serve
+	churnAt  atomic.Uint64 // accepted when a churn last armed
+	mu       sync.Mutex
+	armed    bool      // a call is scheduled
+	seen     uint64    // accepted when armed or last fired
+	last     time.Time // of the last return; zero before the first
 }
 
 // returnMemory is the default Config.ReturnMemory. Two collections: the
@@ -53,6 +66,16 @@ func returnMemory() {
 	debug.FreeOSMemory()
 }
 
+// accept counts a connection accepted by Serve, arming a return after
+// memChurnAccepts of them.
+func (m *memReturn) accept() {
+	n := m.accepted.Add(1)
+	if n-m.churnAt.Load() >= memChurnAccepts {
+		m.churnAt.Store(n)
+		m.arm()
+	}
+}
+
 // arm schedules a return memReturnDelay from now, unless one is.
 func (m *memReturn) arm() {
 	m.mu.Lock()
@@ -61,18 +84,27 @@ func (m *memReturn) arm() {
 		return
 	}
 	m.armed = true
+	m.seen = m.accepted.Load()
 	m.mu.Unlock()
 	m.s.cfg.AfterFunc(memReturnDelay, m.fire)
 }
 
-// fire returns the memory, or waits until memReturnEvery has passed since
-// the last return.
+// fire returns the memory once connections have stopped arriving and
+// memReturnEvery has passed since the last return; until then it looks
+// again later.
 func (m *memReturn) fire() {
 	if isClosed(m.s.closing) {
 		return // the process is ending: nothing to keep lean for
 	}
-	now := m.s.now()
+	now, n := m.s.now(), m.accepted.Load()
 	m.mu.Lock()
+	busy := n-m.seen > memQuietAccepts
+	m.seen = n
+	if busy {
+		m.mu.Unlock()
+		m.s.cfg.AfterFunc(memReturnDelay, m.fire)
+		return
+	}
 	if wait := m.last.Add(memReturnEvery).Sub(now); !m.last.IsZero() && wait > 0 {
 		m.mu.Unlock()
 		m.s.cfg.AfterFunc(wait, m.fire)

@@ -115,6 +115,41 @@ func TestMemoryReturnsAfterAFloodLeaves(t *testing.T) {
 	}
 }
 
+// A connect churn, whose connections never raise the count: after
+// memChurnAccepts accepts, memory is returned once connections stop
+// arriving, not while they go on.
+func TestMemoryReturnsAfterAConnectChurn(t *testing.T) {
+	s, sock, clk, calls := memServer(t, false, Config{})
+	churn := func(n int) {
+		t.Helper()
+		want := s.mem.accepted.Load() + uint64(n)
+		for range n {
+			c, err := net.Dial("unix", sock)
+			for err != nil { // a full backlog: EAGAIN, as under any churn
+				time.Sleep(time.Millisecond)
+				c, err = net.Dial("unix", sock)
+			}
+			c.Close()
+		}
+		for end := time.Now().Add(10 * time.Second); s.mem.accepted.Load() < want; {
+			if time.Now().After(end) {
+				t.Fatalf("accepted %d of %d connections in 10 s", s.mem.accepted.Load(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	churn(memChurnAccepts + 4)
+	churn(memQuietAccepts + 1) // still arriving when the return is due
+	clk.Advance(memReturnDelay)
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("returned %d times while connections kept arriving, want none", n)
+	}
+	clk.Advance(memReturnDelay)
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("returned %d times a second after the churn stopped, want 1", n)
+	}
+}
+
 // A flood that leaves memory behind: 16 child peers that never read,
 // about 10 MiB of probe replies queued for them, then gone. A second after,
 // the server gives the heap back: what the process holds of its heap

@@ -297,6 +297,7 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		pause = 0
+		s.mem.accept()
 		// A peer that connected and already left (a connect churn) costs
 		// one look, not a connection. The rest is registered here, in
 		// accept order (eviction closes the oldest), and served off it.

@@ -219,7 +219,7 @@ func attack(bin string, st style, children, n int, settle time.Duration, extra [
 	loaded, err := measure(s, good[n:2*n], n, "loaded")
 	hellos := "-"
 	if err == nil && st.churn {
-		hellos = newHellos(s, good[2*n:])
+		hellos = newHellos(s, good[2*n:2*n+26])
 	}
 	w1, a1 := count()
 	secs := time.Since(t0).Seconds()
