@@ -163,23 +163,28 @@
 // after the flooders left, RSS was 2.5-4x its figure at start-up, and in
 // the combining style about 25 MB of the heap was uncollected garbage or
 // free spans not returned, beside 12 MB live. So the server gives it
-// back itself (memreturn.go): once a flood has left, that is the connection count
-// fell by at least memFloodConns and to at most half its peak, or the
-// unsent total drained after passing memFloodUnsent, it calls
-// Config.ReturnMemory a second later (the last connections' goroutines
-// have ended by then), through Config.AfterFunc. The default runs two
-// collections (the first moves sync.Pool buffers to their victim caches,
-// the second frees them) and debug.FreeOSMemory. At most one call per
-// memReturnEvery (5 s): on serve after a flood the two collections took
-// about 32 ms of CPU (GODEBUG=gctrace=1), so a churn of connections can
-// cost at most about 0.6 % of a core this way; nothing else triggers it, and ordinary
-// traffic (a few connections coming and going) never does. Per-connection
-// buffers are already small (readBuffer, keepQueueCap) and die with the
-// connection, so returning the heap is what was missing. What stays is
-// the live state: threads, gates, kept reports, the redaction rules
-// (compiled at the first report, about 4.6 MB) and the heap's
-// fragmentation around them; file-backed pages (the binary, bbolt's
-// mmap) are the kernel's to drop.
+// back itself (memreturn.go). A flood has left when the connection
+// count fell by at least memFloodConns and to at most half its peak, or
+// the unsent total drained after passing memFloodUnsent, or, for a
+// connect churn whose connections never raise the count, after
+// memChurnAccepts accepts; a second later (the last connections'
+// goroutines have ended), if at most memQuietAccepts connections arrived
+// meanwhile (else it looks again a second later: a flood that reconnects
+// is returned for once it has stopped), the server calls
+// Config.ReturnMemory through Config.AfterFunc (the injected clock).
+// The default runs two collections (the first moves sync.Pool buffers
+// to their victim caches, the second frees them) and debug.FreeOSMemory:
+// on serve after a flood about 32 ms of CPU (GODEBUG=gctrace=1). At most
+// one call per memReturnEvery (5 s), so whatever peers do it costs at
+// most about 0.6 % of a core; ordinary traffic calls it at most once per
+// memChurnAccepts connections. Per-connection buffers are already small
+// (readBuffer, keepQueueCap) and die with their connection, so returning
+// the free heap was what was missing. What stays is live state: threads,
+// gates, kept reports, the redaction rules (built at the first report:
+// about 5-8 MB of compiled expressions, the heap profile says) and the
+// heap's fragmentation around them. File-backed pages (the binary, the
+// mailbox's bbolt mmap: about 9-10 MiB of serve's RSS, the same idle and
+// after a flood) are the kernel's to keep or drop.
 //
 // # Events
 //

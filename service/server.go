@@ -77,10 +77,10 @@ type Config struct {
 	// scheduler's slots); 0 means GOMAXPROCS.
 	Workers int
 
-	// ReturnMemory is called once a flood of connections or of unsent
-	// bytes has left, a second after and at most every 5 s, to give the
-	// heap it grew back to the system (memreturn.go); nil means a
-	// collection and debug.FreeOSMemory. It runs on the AfterFunc
+	// ReturnMemory is called once a flood (of connections, of unsent
+	// bytes, of connects) has left, a second after and at most every 5 s,
+	// to give the heap it grew back to the system (memreturn.go); nil
+	// means a collection and debug.FreeOSMemory. It runs on the AfterFunc
 	// goroutine, with no lock held.
 	ReturnMemory func()
 
