@@ -180,8 +180,8 @@
 // memChurnAccepts connections. Per-connection buffers are already small
 // (readBuffer, keepQueueCap) and die with their connection, so returning
 // the free heap was what was missing. What stays is live state: threads,
-// gates, kept reports, the redaction rules (built at the first report:
-// about 5-8 MB of compiled expressions, the heap profile says) and the
+// gates, kept reports, the redaction rules (8 MiB of compiled
+// expressions, built once: internal/serve builds them at start) and the
 // heap's fragmentation around them. File-backed pages (the binary, the
 // mailbox's bbolt mmap: about 9-10 MiB of serve's RSS, the same idle and
 // after a flood) are the kernel's to keep or drop.

@@ -7,9 +7,9 @@ import (
 )
 
 // warmUp brings serve to the idle of a serve in use, the "idle warm"
-// figure: one admitted report first (the first report builds what serve
-// builds once, lazily: the redaction rules, about 4.6 MB of compiled
-// expressions), then 32 connections that connect and leave, whose leaving
+// figure: one admitted report first (before 6e9b10a the first report
+// built the redaction rules, 8 MiB of compiled expressions; serve now
+// builds them at start), then 32 connections that connect and leave, whose leaving
 // makes serve give its free heap back (service/memreturn.go) a second
 // later; the caller reads the figure after that. The "cold" figure, read
 // before, is serve just started with the runtimes open.
