@@ -130,8 +130,8 @@ func NewLogger(w io.Writer, format string, now func() time.Time) *slog.Logger {
 }
 
 // buildRedaction builds the redaction rules at start, which the first
-// report would otherwise build and wait for: about 115 ms and 8 MiB of
-// live heap for the compiled expressions, 30 MiB allocated on the way
+// report would otherwise build and wait for: 120-150 ms of CPU and 8 MiB
+// of live heap for the compiled expressions, 30 MiB allocated on the way
 // (docs/performance.md, "Memory after the flood leaves"). That garbage is
 // then given back at once, as after a flood (service/doc.go, "Memory
 // returns"), so serve's idle figure is that of a serve ready to redact.
