@@ -1,9 +1,14 @@
 package cluster
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/diagrelay/diagrelay/internal/rpc"
 
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/natstest"
@@ -21,6 +26,7 @@ func TestHomeAndEdge(t *testing.T) {
 	edge := startEdge(t, ns, "sandbox-1")
 	other := startEdge(t, ns, "sandbox-2")
 
+	notes := hostNotes(t, home)
 	rt, err := home.host.OpenRuntime("/root/lint", "/root", "")
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +50,14 @@ func TestHomeAndEdge(t *testing.T) {
 	}
 	if st.Edge != "sandbox-1" {
 		t.Errorf("status edge %q, want sandbox-1", st.Edge)
+	}
+	select { // the home's host gets the notification, as for a local report
+	case n := <-notes:
+		if !strings.HasPrefix(n, "/root/lint [pi-lint]: eslint") || strings.ContainsAny(n, "\x1b\x07\u202e") {
+			t.Errorf("ui.notify %q", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no ui.notify at the home")
 	}
 	msgs, err := home.store.Read("/root", 10)
 	if err != nil || len(msgs) != 1 {
@@ -202,4 +216,30 @@ func TestClaimIgnoresOlderRevisions(t *testing.T) {
 			t.Errorf("revision %d %+v ok %v: revoked %v, want %v", tt.rev, tt.en, tt.ok, got, tt.want)
 		}
 	}
+}
+
+// hostNotes connects a second host to the home and returns the messages of
+// the ui.notify notifications it gets.
+func hostNotes(t *testing.T, home *testHome) <-chan string {
+	nc, err := net.Dial("unix", home.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rpc.New(nc, nc, nc, rpc.Options{Timeout: 10 * time.Second})
+	t.Cleanup(func() { c.Close() })
+	if err := c.Call(wire.MethodHello, wire.HelloParams{Token: home.token}, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan string, 64)
+	go func() {
+		for n := range c.Notifications() {
+			var p struct {
+				Message string `json:"message"`
+			}
+			if n.Method == wire.NotifyUI && json.Unmarshal(n.Params, &p) == nil {
+				out <- p.Message
+			}
+		}
+	}()
+	return out
 }

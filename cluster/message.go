@@ -51,47 +51,46 @@ func edgeOf(subject, prefix string) (string, bool) {
 	return name, ok && ValidName(name)
 }
 
-// decodeReport decodes a report message and checks what the home relies
-// on: the text itself is parsed again on delivery (relay.DeliverRemote).
-func decodeReport(b []byte) (reportMsg, [32]byte, error) {
-	var m reportMsg
+func (m *reportMsg) head() (int, string, string) { return m.V, m.Token, m.Path }
+func (m *countsMsg) head() (int, string, string) { return m.V, m.Token, m.Path }
+
+// decodeMsg decodes a message body of what kind into m and checks what
+// every kind carries: the version, the token's hash, a thread path.
+func decodeMsg[M interface{ head() (int, string, string) }](b []byte, what string, m M) ([32]byte, error) {
 	var h [32]byte
 	if len(b) > maxMessageBytes {
-		return m, h, fmt.Errorf("cluster: report of %d bytes", len(b))
+		return h, fmt.Errorf("cluster: %s of %d bytes", what, len(b))
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, h, fmt.Errorf("cluster: report: %w", err)
+	if err := json.Unmarshal(b, m); err != nil {
+		return h, fmt.Errorf("cluster: %s: %w", what, err)
 	}
-	if m.V != msgVersion {
-		return m, h, fmt.Errorf("cluster: report version %d, this diagrelay reads %d", m.V, msgVersion)
+	v, token, path := m.head()
+	if v != msgVersion {
+		return h, fmt.Errorf("cluster: %s version %d, this diagrelay reads %d", what, v, msgVersion)
 	}
-	if err := decodeHash(m.Token, &h); err != nil {
-		return m, h, err
+	if err := decodeHash(token, &h); err != nil {
+		return h, err
 	}
-	if err := relay.ValidatePath(m.Path); err != nil {
-		return m, h, fmt.Errorf("cluster: report: %w", err)
+	if err := relay.ValidatePath(path); err != nil {
+		return h, fmt.Errorf("cluster: %s: %w", what, err)
 	}
-	return m, h, nil
+	return h, nil
+}
+
+// decodeReport decodes a report message; its text is parsed again on
+// delivery (relay.DeliverRemote).
+func decodeReport(b []byte) (reportMsg, [32]byte, error) {
+	var m reportMsg
+	h, err := decodeMsg(b, "report", &m)
+	return m, h, err
 }
 
 // decodeCounts decodes a counts message.
 func decodeCounts(b []byte) (countsMsg, [32]byte, error) {
 	var m countsMsg
-	var h [32]byte
-	if len(b) > maxMessageBytes {
-		return m, h, fmt.Errorf("cluster: counts of %d bytes", len(b))
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, h, fmt.Errorf("cluster: counts: %w", err)
-	}
-	if m.V != msgVersion {
-		return m, h, fmt.Errorf("cluster: counts version %d, this diagrelay reads %d", m.V, msgVersion)
-	}
-	if err := decodeHash(m.Token, &h); err != nil {
+	h, err := decodeMsg(b, "counts", &m)
+	if err != nil {
 		return m, h, err
-	}
-	if err := relay.ValidatePath(m.Path); err != nil {
-		return m, h, fmt.Errorf("cluster: counts: %w", err)
 	}
 	if !ValidName(m.Boot) {
 		return m, h, fmt.Errorf("cluster: counts: boot %q", m.Boot)
