@@ -143,6 +143,10 @@ func (r *ruleSet) empty() bool {
 // three characters above, read as their letter: an occurrence then may
 // not be len(keyword) bytes long.
 func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool) {
+	return scanText(s, text, visit)
+}
+
+func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end int)) (folded bool) {
 	var state uint16
 	n := s.classes
 	for i := 0; i < len(text); i++ {
