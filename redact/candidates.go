@@ -111,6 +111,9 @@ func (rs *textRuns) window(q, end, least, k int) bool {
 // longest: rules by their least run, a rule with required literals only
 // if the text holds them.
 func possible[T string | []byte](b *ruleBook, text T, longest int) bool {
+	if longest >= b.below {
+		return true // a rule without literals may match
+	}
 	var sc litScan
 	for _, ri := range b.byLeast {
 		r := &b.rules[ri]
@@ -185,9 +188,9 @@ func candidates[T string | []byte](b *ruleBook, text T, v *lazyView) ruleSet {
 					continue
 				}
 				ok, stop := prefilterMatches(a.pre, text, q, end)
-				if !ok {
-					// The view needs a look only if it differs from the
-					// text before where the text's walk stopped.
+				// The view needs a look only if it differs from the text
+				// before where the text's walk stopped.
+				if !ok && punctuationIn(text, q, min(stop+1, end)) {
 					vb := view(v, text)
 					ok = vb != nil && differsBefore(*vb, text, q, min(stop+1, end)) && a.pre.matchesBytes(*vb, q, end)
 				}
@@ -210,4 +213,16 @@ func candidates[T string | []byte](b *ruleBook, text T, v *lazyView) ruleSet {
 // differsBefore reports whether view and text differ in [from, to).
 func differsBefore[T string | []byte](view []byte, text T, from, to int) bool {
 	return string(view[from:to]) != string(text[from:to])
+}
+
+// punctuationIn reports whether text[from:to] has a byte that its view
+// may read as a space (one of , . ) ] } >), so that the view may differ
+// there.
+func punctuationIn[T string | []byte](text T, from, to int) bool {
+	for i := from; i < to; i++ {
+		if trailingPunct(text[i]) {
+			return true
+		}
+	}
+	return false
 }

@@ -137,8 +137,8 @@ const maxLiterals = 64
 // literals is the table's required literals, each once; groups refer to
 // them by index.
 type literals struct {
-	all    []literal
-	byRare map[byte][]uint8
+	all  []literal
+	same [][]uint8 // by literal: those with the same rarest byte, itself included
 }
 
 func (ls *literals) add(l literal) uint8 {
@@ -152,11 +152,15 @@ func (ls *literals) add(l literal) uint8 {
 	}
 	ls.all = append(ls.all, l)
 	i := uint8(len(ls.all) - 1)
-	if ls.byRare == nil {
-		ls.byRare = map[byte][]uint8{}
+	ls.same = append(ls.same, nil)
+	for j, m := range ls.all {
+		if m.s[m.rare] == l.s[l.rare] {
+			ls.same[i] = append(ls.same[i], uint8(j))
+			if j != int(i) {
+				ls.same[j] = append(ls.same[j], i)
+			}
+		}
 	}
-	c := l.s[l.rare]
-	ls.byRare[c] = append(ls.byRare[c], i)
 	return i
 }
 
@@ -169,7 +173,7 @@ func holdsLiteral[T string | []byte](ls *literals, text T, i uint8, sc *litScan)
 	if sc.done&(1<<i) == 0 {
 		l := ls.all[i]
 		c := l.s[l.rare]
-		same := ls.byRare[c]
+		same := ls.same[i]
 		for from := 0; from < len(text); {
 			p := indexByte(text[from:], c)
 			if p < 0 {

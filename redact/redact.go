@@ -53,6 +53,17 @@ func Text(text string) (string, Counts) {
 	return book().redact(text)
 }
 
+// Clear reports whether no rule can match text: then Text(string(text))
+// returns it as it is, with nil Counts. It does not allocate, so that a
+// caller holding bytes (the sanitize --redact filter) converts only a text
+// that may hold a secret.
+func Clear(text []byte) bool {
+	var v lazyView
+	c := candidates(book(), text, &v)
+	v.release()
+	return c.empty()
+}
+
 // redact replaces matches until none is left: a match dropped for
 // overlapping a longer one may leave a match of its own beside that one's
 // marker. Each pass replaces text that is not a marker (no rule matches a

@@ -87,6 +87,7 @@ type ruleBook struct {
 	byLeast  []uint16   // rule indices by least
 	runK     int        // the run scan keeps runs of at least runK bytes
 	lits     literals   // the rules' required literals
+	below    int        // the least run of a rule without literals
 }
 
 var book = sync.OnceValue(func() *ruleBook { return compile(allSpecs(), gitleaksGlobal) })
@@ -175,6 +176,7 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 			b.rules[i].need = append(b.rules[i].need, ix)
 		}
 	}
+	b.below = below
 	b.runK = runScanStride(b.rules)
 	for i := range b.rules {
 		b.least = append(b.least, uint16(min(b.rules[i].least, 1<<16-1)))
