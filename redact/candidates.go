@@ -70,21 +70,22 @@ func scanRuns[T string | []byte](text T, k int, rs *textRuns) {
 
 // refineRuns adds the runs of at least k bytes in text[s:e].
 func refineRuns[T string | []byte](text T, s, e, k int, rs *textRuns) {
-	start := s
-	for i := s; i <= e; i++ {
-		if i < e && runBytes[text[i]] {
-			continue
+	t := text[s:e]
+	for i := 0; i < len(t); {
+		start := i
+		for i < len(t) && runBytes[t[i]] {
+			i++
 		}
 		if i-start >= k {
 			rs.longest = max(rs.longest, i-start)
 			if rs.n < maxRuns {
-				rs.at[rs.n] = [2]int32{int32(start), int32(i)}
+				rs.at[rs.n] = [2]int32{int32(s + start), int32(s + i)}
 				rs.n++
 			} else {
 				rs.over = true
 			}
 		}
-		start = i + 1
+		i++
 	}
 }
 
