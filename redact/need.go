@@ -170,28 +170,33 @@ func (ls *literals) add(l literal) uint8 {
 type litScan struct{ done, found uint64 }
 
 func holdsLiteral[T string | []byte](ls *literals, text T, i uint8, sc *litScan) bool {
-	if sc.done&(1<<i) == 0 {
-		l := ls.all[i]
-		c := l.s[l.rare]
-		same := ls.same[i]
-		for from := 0; from < len(text); {
-			p := indexByte(text[from:], c)
-			if p < 0 {
-				break
-			}
-			p += from
-			for _, j := range same {
-				m := &ls.all[j]
-				at := p - m.rare
-				if at >= 0 && at+len(m.s) <= len(text) && string(text[at:at+len(m.s)]) == m.s {
-					sc.found |= 1 << j
-				}
-			}
-			from = p + 1
-		}
+	if sc.done&(1<<i) != 0 {
+		return sc.found&(1<<i) != 0
+	}
+	l := &ls.all[i]
+	c := l.s[l.rare]
+	same := ls.same[i]
+	for _, j := range same {
+		sc.done |= 1 << j
+	}
+	p := indexByte(text, c)
+	if p >= 0 && len(same) == 1 && len(l.s) == 1 {
+		sc.found |= 1 << i // a one-byte literal: found
+		return true
+	}
+	for p >= 0 {
 		for _, j := range same {
-			sc.done |= 1 << j
+			m := &ls.all[j]
+			at := p - m.rare
+			if at >= 0 && at+len(m.s) <= len(text) && string(text[at:at+len(m.s)]) == m.s {
+				sc.found |= 1 << j
+			}
 		}
+		q := indexByte(text[p+1:], c)
+		if q < 0 {
+			break
+		}
+		p += 1 + q
 	}
 	return sc.found&(1<<i) != 0
 }
