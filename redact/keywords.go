@@ -15,7 +15,7 @@ type scanner struct {
 	// table is next in an array a uint16 indexes, so that the scan reads
 	// it without a bounds check; nil if next is longer.
 	table *[1 << 16]uint16
-	out     [][]uint16 // keywords that end at a state (suffixes included)
+	out   [][]uint16 // keywords that end at a state (suffixes included)
 }
 
 // Bytes of the non-ASCII characters that fold to an ASCII letter, as the
