@@ -128,32 +128,12 @@ func possible[T string | []byte](b *ruleBook, text T, longest int) bool {
 	return false
 }
 
-// lazyView is the text with its trailing punctuation read as spaces
-// (punctuationAsSpace), made when first asked for.
-type lazyView struct {
-	made bool
-	buf  *[]byte // nil: the text has no such punctuation
-}
-
-func view[T string | []byte](v *lazyView, text T) *[]byte {
-	if !v.made {
-		v.made, v.buf = true, punctuationAsSpace(text)
-	}
-	return v.buf
-}
-
-func (v *lazyView) release() {
-	if v.buf != nil {
-		views.Put(v.buf)
-		v.buf = nil
-	}
-}
-
 // candidates returns the rules to run on text: of those the run prefilter
 // allows, the rules with no keywords, those one of whose keywords occurs
 // and that have no anchor, and those whose run window and anchor pass at
-// an occurrence, in text or in its view (v).
-func candidates[T string | []byte](b *ruleBook, text T, v *lazyView) ruleSet {
+// an occurrence, in text or in its view (read as punctuationAsSpace
+// would make it).
+func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 	var run ruleSet
 	var rs textRuns
 	scanRuns(text, b.runK, &rs)
@@ -188,12 +168,11 @@ func candidates[T string | []byte](b *ruleBook, text T, v *lazyView) ruleSet {
 				if !rs.window(q, end, a.least, b.runK) {
 					continue
 				}
-				ok, stop := prefilterMatches(a.pre, text, q, end)
-				// The view needs a look only if it differs from the text
-				// before where the text's walk stopped.
+				ok, stop := prefilterMatches(a.pre, text, q, end, false)
+				// The view needs a look only if it may differ from the
+				// text before where the text's walk stopped.
 				if !ok && punctuationIn(text, q, min(stop+1, end)) {
-					vb := view(v, text)
-					ok = vb != nil && differsBefore(*vb, text, q, min(stop+1, end)) && a.pre.matchesBytes(*vb, q, end)
+					ok, _ = prefilterMatches(a.pre, text, q, end, true)
 				}
 				if ok {
 					run.add(ri)
@@ -211,11 +190,6 @@ func candidates[T string | []byte](b *ruleBook, text T, v *lazyView) ruleSet {
 	return run
 }
 
-// differsBefore reports whether view and text differ in [from, to).
-func differsBefore[T string | []byte](view []byte, text T, from, to int) bool {
-	return string(view[from:to]) != string(text[from:to])
-}
-
 // punctuationIn reports whether text[from:to] has a byte that its view
 // may read as a space (one of , . ) ] } >), so that the view may differ
 // there.
@@ -226,4 +200,14 @@ func punctuationIn[T string | []byte](text T, from, to int) bool {
 		}
 	}
 	return false
+}
+
+// punctuationBeforeSpace reports whether the run of trailing punctuation
+// at text[i] ends the text or stands before whitespace: the view reads it
+// as spaces.
+func punctuationBeforeSpace[T string | []byte](text T, i int) bool {
+	for i < len(text) && trailingPunct(text[i]) {
+		i++
+	}
+	return i == len(text) || isSpace(text[i])
 }

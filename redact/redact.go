@@ -58,9 +58,7 @@ func Text(text string) (string, Counts) {
 // caller holding bytes (the sanitize --redact filter) converts only a text
 // that may hold a secret.
 func Clear(text []byte) bool {
-	var v lazyView
-	c := candidates(book(), text, &v)
-	v.release()
+	c := candidates(book(), text)
 	return c.empty()
 }
 
@@ -83,13 +81,11 @@ func (b *ruleBook) pass(text string) (string, Counts) {
 	// has trailing punctuation, with that read as spaces (see the package
 	// doc): the same length, so offsets hold for both. Overlaps between the
 	// two are resolved like any others.
-	var v lazyView
-	cands := candidates(b, text, &v)
+	cands := candidates(b, text)
 	if cands.empty() {
-		v.release()
 		return text, nil
 	}
-	view := view(&v, text)
+	view := punctuationAsSpace(text)
 	var hits []hit
 	for i := range b.rules {
 		if !cands.has(i) {
@@ -110,7 +106,9 @@ func (b *ruleBook) pass(text string) (string, Counts) {
 			}
 		}
 	}
-	v.release()
+	if view != nil {
+		views.Put(view)
+	}
 	if len(hits) == 0 {
 		return text, nil
 	}
