@@ -34,7 +34,7 @@ func (s *Store) readBack(batch []*write, errs []error) {
 		var k, v []byte
 		for i, w := range batch {
 			st := w.wrote
-			if st == nil || errs[i] != nil {
+			if st == nil || st.key == nil || errs[i] != nil { // nil key: nothing written (PostOnce's duplicate)
 				continue
 			}
 			if c == nil {
@@ -65,7 +65,7 @@ func (s *Store) readBack(batch []*write, errs []error) {
 // it as damaged instead of leaving it unseen.
 func (s *Store) indexWrites(batch []*write) {
 	for _, w := range batch {
-		if w.wrote != nil {
+		if w.wrote != nil && w.wrote.key != nil {
 			s.idx.add(w.wrote.recipient, w.wrote.id)
 		}
 	}

@@ -22,6 +22,12 @@ type thread struct {
 	dropped diag.Dropped
 	// redacted sums the secrets redacted from delivered reports.
 	redacted Redacted
+
+	// Cluster homes only (remote.go): the edge that last admitted a report
+	// of the thread, and the edges' counts by (edge, boot).
+	edge         string
+	remote       map[[2]string]RemoteCounts
+	remoteFolded RemoteCounts
 }
 
 // Recipient is where the reports of a thread with this parent and owner
@@ -39,10 +45,11 @@ func (t *thread) pushLocked(d Diagnostic) { t.diags.Push(d) }
 // droppedLocked is every drop of every generation: the closed ones' sums
 // and the live gate's counts.
 func (t *thread) droppedLocked() diag.Dropped {
+	d := t.dropped.Plus(t.remoteSumLocked().Dropped)
 	if t.live != nil && t.live.gate != nil {
-		return t.dropped.Plus(t.live.gate.Counts().Dropped)
+		return d.Plus(t.live.gate.Counts().Dropped)
 	}
-	return t.dropped
+	return d
 }
 
 func (t *thread) status() Status {
@@ -56,7 +63,8 @@ func (t *thread) status() Status {
 		Generation:  t.gen,
 		Diagnostics: t.diags.AppendOldestFirst(make([]Diagnostic, 0, t.diags.Len())),
 		Dropped:     t.droppedLocked(),
-		Redacted:    t.redacted.clone(),
+		Redacted:    t.redacted.plus(t.remoteSumLocked().Redacted),
+		Edge:        t.edge,
 	}
 	return s
 }

@@ -31,6 +31,9 @@ type Status struct {
 	// reports, message and source alike, by rule id, over all of its
 	// generations; nil if none.
 	Redacted Redacted
+	// Edge names the cluster edge that last delivered a report of the
+	// thread, or set its drops (docs/cluster.md); "" for a local thread.
+	Edge string
 }
 
 // Redacted counts redacted secrets by rule id (package redact's ids).

@@ -27,8 +27,13 @@ const keepQueueCap = 16 << 10
 type unsentBudget struct {
 	max int
 
+	// drained is called, with no lock held, when used is back to zero
+	// after passing memFloodUnsent (memreturn.go).
+	drained func()
+
 	mu     sync.Mutex
 	used   int
+	peak   int        // most used since it last drained from over memFloodUnsent
 	queued *list.List // of *conn with conn.budgeted > 0, oldest progress first
 }
 
@@ -60,6 +65,7 @@ func (b *unsentBudget) take(c *conn, n int) (ok bool, victims []*conn) {
 	}
 	c.budgeted += n
 	b.used += n
+	b.peak = max(b.peak, b.used)
 	return true, victims
 }
 
@@ -70,8 +76,8 @@ func (b *unsentBudget) wrote(c *conn, n int) {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if c.budgetAt == nil {
+		b.mu.Unlock()
 		return // forgotten: disconnected over the budget
 	}
 	d := min(n, c.budgeted)
@@ -83,6 +89,21 @@ func (b *unsentBudget) wrote(c *conn, n int) {
 	} else {
 		b.queued.MoveToBack(c.budgetAt)
 	}
+	drained := b.drainedLocked()
+	b.mu.Unlock()
+	if drained {
+		b.drained()
+	}
+}
+
+// drainedLocked reports whether used is back to zero after a flood of
+// unsent bytes, and starts counting the next.
+func (b *unsentBudget) drainedLocked() bool {
+	if b.used > 0 || b.peak < memFloodUnsent || b.drained == nil {
+		return false
+	}
+	b.peak = 0
+	return true
 }
 
 // forget stops counting c's bytes: it is disconnected, and its writer
@@ -90,7 +111,11 @@ func (b *unsentBudget) wrote(c *conn, n int) {
 func (b *unsentBudget) forget(c *conn) {
 	b.mu.Lock()
 	b.forgetLocked(c)
+	drained := b.drainedLocked()
 	b.mu.Unlock()
+	if drained {
+		b.drained()
+	}
 }
 
 func (b *unsentBudget) forgetLocked(c *conn) {

@@ -153,6 +153,39 @@
 //     type or an internal error; those go to Config.Logger, which
 //     NewLimitHandler keeps to a few lines per second.
 //
+// # Memory returns
+//
+// After a flood the Go runtime keeps the heap it grew: the garbage the
+// flood left is not collected until the next collection, which an idle
+// server does not reach (its heap goal was set at the flood's peak; the
+// forced one comes after 2 minutes), and the background scavenger keeps
+// about that goal resident. Measured on serve (testdata/flood): 10 s
+// after the flooders left, RSS was 2.5-4x its figure at start-up, and in
+// the combining style about 25 MB of the heap was uncollected garbage or
+// free spans not returned, beside 12 MB live. So the server gives it
+// back itself (memreturn.go). A flood has left when the connection
+// count fell by at least memFloodConns and to at most half its peak, or
+// the unsent total drained after passing memFloodUnsent, or, for a
+// connect churn whose connections never raise the count, after
+// memChurnAccepts accepts; a second later (the last connections'
+// goroutines have ended), if at most memQuietAccepts connections arrived
+// meanwhile (else it looks again a second later: a flood that reconnects
+// is returned for once it has stopped), the server calls
+// Config.ReturnMemory through Config.AfterFunc (the injected clock).
+// The default runs two collections (the first moves sync.Pool buffers
+// to their victim caches, the second frees them) and debug.FreeOSMemory:
+// on serve after a flood about 32 ms of CPU (GODEBUG=gctrace=1). At most
+// one call per memReturnEvery (5 s), so whatever peers do it costs at
+// most about 0.6 % of a core; ordinary traffic calls it at most once per
+// memChurnAccepts connections. Per-connection buffers are already small
+// (readBuffer, keepQueueCap) and die with their connection, so returning
+// the free heap was what was missing. What stays is live state: threads,
+// gates, kept reports, the redaction rules (8 MiB of compiled
+// expressions, built once, at the first report) and the
+// heap's fragmentation around them. File-backed pages (the binary, the
+// mailbox's bbolt mmap: about 9-10 MiB of serve's RSS, the same idle and
+// after a flood) are the kernel's to keep or drop.
+//
 // # Events
 //
 // A host may call thread.list and events.subscribe to watch the session
@@ -167,6 +200,16 @@
 // message is committed to the mailbox (for mailbox.Store: fsync'd, with
 // concurrent posts sharing commits). The wait for the commit holds no
 // scheduler slot, so group commit batches every child's posts.
+//
+// # Cluster
+//
+// With Config.Directory (package cluster, docs/cluster.md) the server is a
+// cluster's home, which publishes every token it issues and revokes, or,
+// with Config.Edge, an edge, which issues none (runtime.open is refused)
+// and claims at a child's first hello a token the home issued, opening a
+// local runtime for its thread (directory.go). A claim waits on the
+// cluster with no scheduler slot held; RevokeToken is the edge's
+// runtime.close, called when the home closed the token.
 //
 // # Locks
 //
@@ -185,7 +228,8 @@
 //  3. Every other lock is a leaf, held for a few field updates and
 //     never while taking another: Server.mu (connections, pending peers,
 //     requests in flight), a conn's mu (its hello timer), a cost bucket's
-//     (cost.go), and the log limiter's.
+//     (cost.go), the memory return's (memreturn.go), and the log
+//     limiter's.
 //
 // No lock is held while a frame is written or while the relay calls a
 // sink (the mailbox, hostNotifier, the event hub as relay.Observer), and

@@ -105,6 +105,7 @@ func (h *eventHub) Observe(o relay.Observation) {
 		if len(o.Redacted) > 0 {
 			ev.Redacted = wire.Redacted(o.Redacted)
 		}
+		ev.Edge = o.Edge
 	case relay.ObservedDrop:
 		ev.Kind, ev.Reason = wire.EventDropped, wireReason(o.Verdict)
 	case relay.ObservedHeld, relay.ObservedNotification:

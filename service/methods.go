@@ -113,11 +113,20 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 		return wire.HostHello{Role: wire.RoleHost}, nil
 	}
 	b := c.s.tokens.lookup(token)
+	if b == nil && c.s.cfg.Edge {
+		var e *wire.Error
+		if b, e = c.claimRemote(token); e != nil {
+			return nil, e
+		}
+	}
 	switch {
 	case b == nil:
 		return nil, wire.Errorf(wire.CodeUnauthenticated, "session.hello: unknown token")
 	case b.revoked.Load():
 		return nil, wire.Errorf(wire.CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
+	}
+	if e := c.claimLocal(b, token); e != nil {
+		return nil, e
 	}
 	if b != c.child {
 		if e := c.admitPeer(b); e != nil {
@@ -133,7 +142,7 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 	}
 	c.authenticate(stateChild)
 	c.s.authenticated(c)
-	return wire.ChildHello{Role: wire.RoleChild, Path: b.path, Generation: b.rt.Generation()}, nil
+	return wire.ChildHello{Role: wire.RoleChild, Path: b.path, Generation: b.gen}, nil
 }
 
 func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
@@ -143,6 +152,9 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	}
 	if e := pathParam("path", p.Path); e != nil {
 		return nil, e
+	}
+	if c.s.cfg.Edge {
+		return nil, wire.Errorf(wire.CodeForbidden, "runtime.open: this server is a cluster edge: threads are opened on the home (docs/cluster.md)")
 	}
 	bind := c.s.cfg.BindPeer
 	if p.Bind != nil {
@@ -171,6 +183,19 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	}
 	c.s.peers.opened(rt.Path(), rt.Generation())
 	b, old := c.s.tokens.bind(rt, opener, bound, c.s.now())
+	if d := c.s.cfg.Directory; d != nil {
+		st, _ := c.s.mgr.Status(rt.Path())
+		err := d.Opened(b.token, DirectoryEntry{Path: rt.Path(), Parent: st.Parent, Owner: st.Owner, Generation: rt.Generation(), Bind: bound != nil})
+		if err != nil {
+			c.s.log.Error("cluster: runtime.open not published", "path", rt.Path(), "err", err)
+			c.s.tokens.revokeIfLive(b)
+			rt.Close()
+			if old != nil {
+				c.s.closeOpenedBy(old)
+			}
+			return nil, wire.Errorf(wire.CodeStorage, "runtime.open: the cluster could not record the thread")
+		}
+	}
 	c.s.events.opened(c.s.mgr, rt)
 	if old != nil {
 		c.s.closeOpenedBy(old)
@@ -192,7 +217,11 @@ func (c *conn) runtimeClose(raw []byte) (any, *wire.Error) {
 	if e != nil {
 		return nil, e
 	}
-	if _, ok := c.s.mgr.Status(path); !ok {
+	_, known := c.s.mgr.Status(path)
+	if d := c.s.cfg.Directory; d != nil && d.Closed(path) {
+		known = true // opened by an earlier process of this home
+	}
+	if !known {
 		return nil, wire.Errorf(wire.CodeUnknownThread, "runtime.close: thread %s was never opened", path)
 	}
 	c.s.openMu.Lock()

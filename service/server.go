@@ -77,9 +77,23 @@ type Config struct {
 	// scheduler's slots); 0 means GOMAXPROCS.
 	Workers int
 
+	// ReturnMemory is called once a flood (of connections, of unsent
+	// bytes, of connects) has left, a second after and at most every 5 s,
+	// to give the heap it grew back to the system (memreturn.go); nil
+	// means a collection and debug.FreeOSMemory. It runs on the AfterFunc
+	// goroutine, with no lock held.
+	ReturnMemory func()
+
 	// BindPeer binds every child token to its process (docs/protocol.md,
 	// "Bound tokens") unless runtime.open says bind: false.
 	BindPeer bool
+
+	// Directory, if not nil, is the cluster's registry of tokens
+	// (directory.go, docs/cluster.md): the server publishes its tokens
+	// there, or, with Edge, claims the tokens its children bring. Edge
+	// servers issue no tokens: runtime.open is refused.
+	Directory Directory
+	Edge      bool
 
 	// Logger receives connection-level failures; nil discards them. Wrap
 	// its handler in NewLimitHandler when the output is a terminal.
@@ -98,6 +112,7 @@ type Stats struct {
 	ForeignPeers         uint64 // socket peers of another user closed at accept
 	PeerRefused          uint64 // hellos with a bound token from another process
 	HostRefused          uint64 // hellos with the host token from a bound child's process
+	MemoryReturns        uint64 // calls of Config.ReturnMemory after a flood left
 }
 
 // Server answers JSON-RPC 2.0, one object per line, for hosts and children.
@@ -112,6 +127,7 @@ type Server struct {
 	budget *unsentBudget // MaxUnsentTotal, see budget.go
 	events *eventHub     // events.subscribe, see events.go
 	peers  *peerTable    // bound tokens' processes, see bind.go
+	mem    memReturn     // memory back after a flood, see memreturn.go
 
 	// openMu makes runtime.open (Open, then bind its token) and
 	// runtime.close (revoke, then Close) atomic with respect to each other,
@@ -120,6 +136,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
+	peakConns int        // most in conns since the last flood left (memreturn.go)
 	pending   *list.List // of *conn, oldest first: socket peers before hello
 	listeners map[net.Listener]struct{}
 	inflight  int
@@ -129,7 +146,7 @@ type Server struct {
 
 	stats struct {
 		pendingEvicted, helloTimeouts, slowPeers, overBudget, connLimited, revokedClosed, notifyDropped atomic.Uint64
-		foreignPeers, peerRefused, hostRefused                                                          atomic.Uint64
+		foreignPeers, peerRefused, hostRefused, memoryReturns                                           atomic.Uint64
 	}
 }
 
@@ -157,6 +174,9 @@ func New(c Config) *Server {
 	if c.CostBurst <= 0 {
 		c.CostBurst = DefaultCostBurst
 	}
+	if c.ReturnMemory == nil {
+		c.ReturnMemory = returnMemory
+	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -181,6 +201,11 @@ func New(c Config) *Server {
 		events:    newEventHub(c.Now),
 		peers:     newPeerTable(),
 	}
+	if c.Directory != nil {
+		s.tokens.onRevoke = c.Directory.Revoked
+	}
+	s.mem.s = s
+	s.budget.drained = s.mem.arm
 	s.mgr = relay.NewManager(relay.Config{
 		Mode:        c.Mode,
 		Notifier:    hostNotifier{s},
@@ -215,6 +240,7 @@ func (s *Server) Stats() Stats {
 		ForeignPeers:         s.stats.foreignPeers.Load(),
 		PeerRefused:          s.stats.peerRefused.Load(),
 		HostRefused:          s.stats.hostRefused.Load(),
+		MemoryReturns:        s.stats.memoryReturns.Load(),
 	}
 }
 
@@ -281,6 +307,7 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		pause = 0
+		s.mem.accept()
 		// A peer that connected and already left (a connect churn) costs
 		// one look, not a connection. The rest is registered here, in
 		// accept order (eviction closes the oldest), and served off it.
@@ -310,6 +337,7 @@ func (s *Server) ServeHost(r io.Reader, w io.Writer) error {
 		return ErrServerClosed
 	}
 	s.conns[c] = struct{}{}
+	s.peakConns = max(s.peakConns, len(s.conns))
 	s.mu.Unlock()
 	return s.serve(c, w)
 }
@@ -329,6 +357,7 @@ func (s *Server) addPending(c *conn) bool {
 	}
 	c.pendingAt = s.pending.PushBack(c)
 	s.conns[c] = struct{}{}
+	s.peakConns = max(s.peakConns, len(s.conns))
 	s.mu.Unlock()
 	if evict != nil {
 		s.stats.pendingEvicted.Add(1)
@@ -398,8 +427,13 @@ func (s *Server) forget(c *conn) {
 		s.pending.Remove(c.pendingAt)
 		c.pendingAt = nil
 	}
+	var flood bool
+	flood, s.peakConns = connsLeft(len(s.conns), s.peakConns)
 	s.mu.Unlock()
 	s.authenticated(c) // stops the hello timer
+	if flood {
+		s.mem.arm()
+	}
 }
 
 // begin counts a request in flight, or reports false once shutting down.

@@ -41,6 +41,12 @@ type binding struct {
 	openedBy *binding // the nested child's generation that opened this one; nil: the host
 	// bound, if not nil, is the process the token is bound to (bind.go).
 	bound *boundPeer
+
+	// gen is the generation a hello answers: rt's, or on a cluster edge
+	// the home's (directory.go). claimed: the cluster's directory has
+	// this server's claim on the token (guarded by tokenTable.mu).
+	gen     uint64
+	claimed bool
 }
 
 // Pacing of dropped reports, per child token: after a burst of
@@ -59,6 +65,8 @@ const (
 type tokenTable struct {
 	costRate, costBurst float64 // each binding's share (cost.go)
 
+	onRevoke func(hash [32]byte) // Directory.Revoked, or nil; called under mu
+
 	mu     sync.Mutex
 	byHash map[[32]byte]*binding
 	byPath map[string]*binding // the live binding of each open path
@@ -73,8 +81,14 @@ func newTokenTable(costRate, costBurst float64) *tokenTable {
 // host) and bound to a process if bound is not nil, and revokes the
 // path's previous one, which it returns (or nil).
 func (t *tokenTable) bind(rt *relay.Runtime, opener *binding, bound *boundPeer, now time.Time) (b, old *binding) {
-	b = &binding{rt: rt, path: rt.Path(), token: NewToken(), pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst),
-		cost: newCostBucket(t.costRate, t.costBurst, now), bound: bound}
+	return t.bindToken(rt, NewToken(), opener, bound, now)
+}
+
+// bindToken is bind with the token given: a cluster edge's, issued by the
+// home (directory.go).
+func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding, bound *boundPeer, now time.Time) (b, old *binding) {
+	b = &binding{rt: rt, path: rt.Path(), token: token, pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst),
+		cost: newCostBucket(t.costRate, t.costBurst, now), bound: bound, gen: rt.Generation()}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if old = t.byPath[rt.Path()]; old != nil {
@@ -213,7 +227,21 @@ func (t *tokenTable) revokeLocked(b *binding) {
 	}
 	tomb := &binding{path: b.path, token: b.token}
 	tomb.revoked.Store(true)
-	t.byHash[sha256.Sum256([]byte(b.token))] = tomb
+	h := sha256.Sum256([]byte(b.token))
+	t.byHash[h] = tomb
+	if t.onRevoke != nil {
+		t.onRevoke(h)
+	}
+}
+
+// byHashLive returns the live binding whose token has this hash, or nil.
+func (t *tokenTable) byHashLive(h [32]byte) *binding {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b := t.byHash[h]; b != nil && b.rt != nil && !b.revoked.Load() {
+		return b
+	}
+	return nil
 }
 
 // equalToken compares two tokens in constant time.

@@ -45,7 +45,7 @@ func wireThreads(ts []relay.ThreadSummary) wire.Threads {
 	for i, t := range ts {
 		r.Threads[i] = wire.ThreadInfo{Path: t.Path, Parent: t.Parent, Owner: t.Owner, Open: t.Open,
 			Generation: t.Generation, Diagnostics: t.Diagnostics, Dropped: t.Dropped,
-			Redacted: wireRedacted(t.Redacted)}
+			Redacted: wireRedacted(t.Redacted), Edge: t.Edge}
 	}
 	return r
 }
@@ -69,6 +69,7 @@ func wireStatus(s relay.Status) wire.Status {
 		Diagnostics: make([]wire.Diagnostic, len(s.Diagnostics)),
 		Dropped:     s.Dropped,
 		Redacted:    wireRedacted(s.Redacted),
+		Edge:        s.Edge,
 	}
 	for i, d := range s.Diagnostics {
 		r.Diagnostics[i] = wire.Diagnostic{Level: string(d.Level), Source: d.Source, Message: d.Message, At: d.At}

@@ -16,7 +16,7 @@ var modes = []string{string(relay.ModeTUI), string(relay.ModeRPC), string(relay.
 func serveCommand() *cli.Command {
 	c := &cli.Command{
 		Name:  "serve",
-		Usage: "[--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [--redact=on|off] [--bind-peer] [--host-socket on|off] [limit and log flags]",
+		Usage: "[--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [--redact=on|off] [--bind-peer] [--host-socket on|off] [--cluster URL | --join URL [--name NAME]] [cluster flags] [limit and log flags]",
 		Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
 		Long: `
 Serves the host on stdin/stdout (--stdio) and children, and a host with the
@@ -26,7 +26,15 @@ requests in flight and closes the mailbox. Secrets in reports are redacted
 (docs/redaction.md) unless --redact=off, which logs a warning at start.
 --bind-peer binds every child token to the first process that says hello
 with it and its descendants; --host-socket off writes no host token, so the
-host is the stdio peer alone. The protocol: docs/protocol.md.`,
+host is the stdio peer alone. The protocol: docs/protocol.md.
+
+In a cluster over NATS JetStream (docs/cluster.md), --cluster URL makes this
+serve the home: its threads are kept in the cluster's bucket and the reports
+that edges admitted are delivered here. --join URL makes it an edge on
+another machine: children only, no host and no mailbox; each admitted
+report is stored in the stream before the child's reply. Both refuse a
+JetStream that does not sync every write to disk, read from --nats-monitor,
+unless --allow-lazy-fsync.`,
 		Env: []string{envRuntimeDir, envStateHome},
 		Exit: []string{
 			"0  stopped cleanly (a signal, or the stdio host closed stdin)",
@@ -47,6 +55,14 @@ host is the stdio peer alone. The protocol: docs/protocol.md.`,
 	fs.BoolVar(&o.BindPeer, "bind-peer", false, "bind every child token to its process and descendants (runtime.open {bind: false} opts out)")
 	hostSocket := cli.Choice(fs, "host-socket", "on", "whether a socket peer with DIR/host.token may be the host (off: no host token is written, the host is on stdio only)", "on", "off")
 	logFormat := cli.Choice(fs, "log-format", "text", "log to stderr (at most 10 lines/s) as", "text", "json")
+	var home, join string
+	fs.StringVar(&home, "cluster", "", "be a cluster's home: the NATS JetStream at this `url` (nats://host:4222)")
+	fs.StringVar(&join, "join", "", "be a cluster's edge: children only, their reports to the home through the NATS JetStream at this `url`")
+	fs.StringVar(&o.Cluster.CredsFile, "creds", "", "NATS credentials `file` for --cluster or --join")
+	fs.StringVar(&o.Cluster.MonitorURL, "nats-monitor", "", "the NATS server's monitoring `url` (http://host:8222), read for its sync setting")
+	fs.BoolVar(&o.Cluster.AllowLazyFsync, "allow-lazy-fsync", false, "start on a JetStream that may acknowledge a write before it is on disk")
+	fs.IntVar(&o.Cluster.Replicas, "nats-replicas", 1, "servers that keep the cluster's stream and bucket (--cluster; 3 on a three-node JetStream)")
+	fs.StringVar(&o.EdgeName, "name", "", "the edge's `name` at its first start (default edge-<random>; kept in DIR/edge.db)")
 	c.Run = func(s *cli.IO, _ []string) error {
 		switch {
 		case o.MaxPending < 1:
@@ -55,6 +71,22 @@ host is the stdio peer alone. The protocol: docs/protocol.md.`,
 			return cli.Usagef("--max-conns-per-child must be at least 1")
 		case o.MaxUnsentTotal < service.DefaultMaxUnsent:
 			return cli.Usagef("--max-unsent-total must be at least %d (one peer's bound)", service.DefaultMaxUnsent)
+		}
+		switch {
+		case home != "" && join != "":
+			return cli.Usagef("--cluster and --join: a serve is a home or an edge, not both")
+		case join != "" && o.Stdio:
+			return cli.Usagef("--join with --stdio: an edge has no host; serve the host on the home")
+		case o.EdgeName != "" && join == "":
+			return cli.Usagef("--name names an edge: give --join")
+		case join == "" && home == "" && (o.Cluster.CredsFile != "" || o.Cluster.MonitorURL != "" || o.Cluster.AllowLazyFsync):
+			return cli.Usagef("--creds, --nats-monitor and --allow-lazy-fsync are for --cluster or --join")
+		case c.FlagGiven("nats-replicas") && (home == "" || o.Cluster.Replicas < 1 || o.Cluster.Replicas > 5):
+			return cli.Usagef("--nats-replicas is 1 to 5, for --cluster")
+		case home != "":
+			o.Role, o.Cluster.URL = serve.RoleHome, home
+		case join != "":
+			o.Role, o.Cluster.URL = serve.RoleEdge, join
 		}
 		if !c.FlagGiven("socket") {
 			o.Socket = datadir.Socket(o.Data)

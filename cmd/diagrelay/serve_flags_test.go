@@ -20,6 +20,10 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"serve", "--stdio", "--max-pending", "0"}, "--max-pending"},
 		{[]string{"serve", "--stdio", "--max-conns-per-child", "0"}, "--max-conns-per-child"},
 		{[]string{"serve", "--stdio", "--max-unsent-total", "1000"}, "--max-unsent-total"},
+		{[]string{"serve", "--cluster", "nats://a", "--join", "nats://b"}, "not both"},
+		{[]string{"serve", "--stdio", "--join", "nats://b"}, "an edge has no host"},
+		{[]string{"serve", "--stdio", "--name", "e1"}, "--name names an edge"},
+		{[]string{"serve", "--stdio", "--nats-monitor", "http://x"}, "are for --cluster or --join"},
 	} {
 		wantExit(t, strings.Join(tt.args, " "), runDiagrelay(t, nil, "", tt.args...), 2, tt.has)
 	}

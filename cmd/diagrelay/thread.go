@@ -185,6 +185,9 @@ func writeStatus(w io.Writer, st client.ThreadStatus) error {
 	if st.Owner != "" {
 		fmt.Fprintf(tw, "owner\t%s\n", clean(st.Owner))
 	}
+	if st.Edge != "" {
+		fmt.Fprintf(tw, "edge\t%s\n", sanitize.Source(st.Edge))
+	}
 	d := st.Dropped
 	fmt.Fprintf(tw, "dropped\t%d duplicate, %d rate, %d cap, %d invalid\n", d.Duplicate, d.Rate, d.Cap, d.Invalid)
 	fmt.Fprintf(tw, "redacted\t%d\n", st.Redacted.Total())

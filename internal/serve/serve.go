@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/diagrelay/diagrelay/cluster"
 	"github.com/diagrelay/diagrelay/internal/datadir"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
@@ -37,7 +38,22 @@ type Options struct {
 	// start (service.Config.NoRedaction).
 	NoRedaction bool
 	Logger      *slog.Logger
+
+	// Role is RoleHome (serve --cluster) or RoleEdge (serve --join) in a
+	// cluster (docs/cluster.md), "" for a serve on its own; Cluster is how
+	// to reach it. EdgeName is --name, an edge's name at its first start.
+	Role     Role
+	Cluster  cluster.Config
+	EdgeName string
 }
+
+// Role is a serve's part in a cluster.
+type Role string
+
+const (
+	RoleHome Role = "home"
+	RoleEdge Role = "edge"
+)
 
 // shutdownTimeout bounds how long the requests in flight may take to
 // finish once serve stops.
@@ -47,6 +63,9 @@ const shutdownTimeout = 10 * time.Second
 // then shuts the service down and closes the mailbox. It returns nil after
 // a clean stop.
 func Run(o Options, stdin io.Reader, stdout io.Writer) error {
+	if o.Role == RoleEdge {
+		return runEdge(o)
+	}
 	logger := o.Logger
 	store, err := datadir.Open(o.Data) // permissions, trust
 	if err != nil {
@@ -63,9 +82,34 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 
-	srv := service.New(service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
+	cfg := service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
 		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal,
-		BindPeer: o.BindPeer, NoRedaction: o.NoRedaction})
+		BindPeer: o.BindPeer, NoRedaction: o.NoRedaction}
+	if o.Role == RoleHome {
+		o.Cluster.Logger = logger
+		home, err := cluster.NewHome(context.Background(), o.Cluster)
+		if err != nil {
+			return err
+		}
+		// Closed after the server's shutdown (defers run last in, first
+		// out): reports fetched and not yet stored come again after the
+		// consumer's ack wait.
+		defer home.Close()
+		cfg.Directory = home
+		srv := service.New(cfg)
+		if err := home.Start(srv.Manager(), store); err != nil {
+			return err
+		}
+		logger.Info("cluster home", "nats", o.Cluster.URL)
+		return serveUntilStopped(srv, o, stdin, stdout)
+	}
+	return serveUntilStopped(service.New(cfg), o, stdin, stdout)
+}
+
+// serveUntilStopped serves srv on o's socket and stdio until a signal, the
+// stdio host closing stdin or a failure, then shuts it down.
+func serveUntilStopped(srv *service.Server, o Options, stdin io.Reader, stdout io.Writer) error {
+	logger := o.Logger
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

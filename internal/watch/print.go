@@ -45,6 +45,9 @@ func (p *Printer) Threads(ts []wire.ThreadInfo) error {
 		if t.Owner != "" {
 			line += " owner " + t.Owner
 		}
+		if t.Edge != "" {
+			line += " edge " + t.Edge
+		}
 		line += peerText(t.Peer)
 		if t.Exited != nil {
 			line += " exited " + p.clock(*t.Exited)
@@ -88,6 +91,9 @@ func (p *Printer) Event(ev wire.Event) error {
 			b.WriteString(" [" + src + "]")
 		}
 		b.WriteString(" " + wire.Str(ev.Message))
+		if ev.Edge != "" {
+			b.WriteString(" (edge " + ev.Edge + ")")
+		}
 	case wire.EventDropped:
 		b.WriteString(" " + ev.Reason)
 	case wire.EventNotified, wire.EventHeld:
@@ -137,6 +143,7 @@ func cleanEvent(ev wire.Event) wire.Event {
 		*s = clean(*s)
 	}
 	ev.Peer = cleanPeer(ev.Peer)
+	ev.Edge = sanitize.Source(ev.Edge)
 	for _, m := range []struct {
 		p     **string
 		clean func(string) string

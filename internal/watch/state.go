@@ -56,7 +56,7 @@ func NewState() *State {
 func clean(s string) string { return sanitize.Clean(s, 0) }
 
 func cleanInfo(t wire.ThreadInfo) wire.ThreadInfo {
-	t.Path, t.Parent, t.Owner = clean(t.Path), clean(t.Parent), clean(t.Owner)
+	t.Path, t.Parent, t.Owner, t.Edge = clean(t.Path), clean(t.Parent), clean(t.Owner), sanitize.Source(t.Edge)
 	t.Peer = cleanPeer(t.Peer)
 	return t
 }
@@ -98,7 +98,7 @@ func (s *State) upsert(ti wire.ThreadInfo) *Thread {
 func (s *State) SetStatus(st wire.Status) {
 	t := s.upsert(cleanInfo(wire.ThreadInfo{Path: st.Path, Parent: st.Parent, Owner: st.Owner,
 		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped, Redacted: st.Redacted,
-		Peer: st.Peer, Exited: st.Exited, PeerRefused: st.PeerRefused}))
+		Peer: st.Peer, Exited: st.Exited, PeerRefused: st.PeerRefused, Edge: st.Edge}))
 	n := min(len(st.Diagnostics), relay.MaxStatusDiagnostics)
 	t.Diags = make([]wire.Diagnostic, 0, n)
 	for i := len(st.Diagnostics) - 1; i >= 0 && len(t.Diags) < n; i-- {
@@ -136,6 +136,9 @@ func (s *State) Apply(ev wire.Event) {
 			t = s.upsert(wire.ThreadInfo{Path: path, Parent: relay.LexicalParent(path)})
 		}
 		t.Diagnostics = min(t.Diagnostics+1, relay.MaxStatusDiagnostics)
+		if ev.Edge != "" {
+			t.Edge = sanitize.Source(ev.Edge)
+		}
 		for id, n := range ev.Redacted {
 			if t.Redacted == nil {
 				t.Redacted = wire.Redacted{}

@@ -170,6 +170,9 @@ func (m *Model) detail(w, h int) []string {
 		state = "open"
 	}
 	title := []span{{t.Path, bold}, {fmt.Sprintf(" · gen %d · %s", t.Generation, state), faint}}
+	if t.Edge != "" {
+		title = append(title, span{" · at edge " + t.Edge, faint})
+	}
 	if t.Exited != nil {
 		title = append(title, span{" · exited " + t.Exited.In(m.loc).Format("15:04:05"), levelStyle("warning")})
 	}

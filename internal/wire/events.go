@@ -42,6 +42,7 @@ type Event struct {
 	Count      uint64    `json:"count,omitempty"`      // lost
 	Peer       *Peer     `json:"peer,omitempty"`       // exited: the process that exited
 	Redacted   Redacted  `json:"redacted,omitempty"`   // delivered, when secrets were redacted from it
+	Edge       string    `json:"edge,omitempty"`       // delivered, on a cluster's home: the edge that admitted it
 }
 
 // Str is *p, or "" for a member that is absent.

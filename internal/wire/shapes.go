@@ -100,6 +100,9 @@ type Status struct {
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
 	PeerRefused uint64     `json:"peer_refused,omitempty"`
+	// Edge names the cluster edge that serves the thread's child, on a
+	// cluster's home (docs/cluster.md); absent for a local thread.
+	Edge string `json:"edge,omitempty"`
 }
 
 // Redacted counts the secrets redacted from a thread's delivered reports,
@@ -162,10 +165,11 @@ type ThreadInfo struct {
 	Diagnostics int      `json:"diagnostics"`
 	Dropped     Dropped  `json:"dropped"`
 	Redacted    Redacted `json:"redacted"`
-	// Peer, Exited and PeerRefused are Status's.
+	// Peer, Exited, PeerRefused and Edge are Status's.
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
 	PeerRefused uint64     `json:"peer_refused,omitempty"`
+	Edge        string     `json:"edge,omitempty"`
 }
 
 // Page is mailbox.read's result.

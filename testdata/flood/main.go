@@ -38,6 +38,7 @@ func main() {
 	n := flag.Int("n", 300, "measured round trips of each kind, idle and loaded")
 	settle := flag.Duration("settle", 10*time.Second, "RSS is read this long after the flood leaves (0: not read)")
 	serveFlags := flag.String("serve-flags", "", "extra flags for serve, space-separated")
+	flag.StringVar(&serveStderr, "serve-stderr", "", "append serve's standard error to this file")
 	role := flag.String("flooder", "", "internal: run as the flooding process of this style")
 	socket := flag.String("socket", "", "internal: the flooder's socket")
 	flag.Parse()
@@ -62,8 +63,8 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Printf("flood: %s, %d children, n=%d, load average at start %s, %d CPUs\n\n", *bin, *children, *n, loadavg(), cpus())
-	fmt.Println("| style | child report p99 idle → loaded (×) | host thread.status p99 (×) | host open+close p99 (×) | flood frames/s written (answered) | serve peak RSS | peak fds (base) | idle after | CPU after | RSS after settle (idle) | new hellos |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| style | child report p99 idle → loaded (×) | host thread.status p99 (×) | host open+close p99 (×) | flood frames/s written (answered) | serve peak RSS | peak fds (base) | idle after | CPU after | RSS after settle (idle warm; cold) | anonymous after (idle warm) | new hellos |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	failed := false
 	for _, st := range run {
 		r, err := attack(*bin, st, *children, *n, *settle, strings.Fields(*serveFlags))
@@ -179,14 +180,18 @@ func attack(bin string, st style, children, n int, settle time.Duration, extra [
 		}
 		floodToks = append(floodToks, t)
 	}
-	good := make([]string, 2*n+26)
+	good := make([]string, 2*n+26+1) // the last for the warm-up
 	for i := range good {
 		if good[i], err = s.open(fmt.Sprintf("/root/good/g%d", i)); err != nil {
 			return "", err
 		}
 	}
 	time.Sleep(200 * time.Millisecond)
-	baseFDs, baseRSS := s.proc.fds(), s.proc.rssKiB()
+	cold := s.proc.memory()
+	if err := warmUp(s, good[len(good)-1]); err != nil {
+		return "", fmt.Errorf("warm-up: %w", err)
+	}
+	baseFDs, warm := s.proc.fds(), s.proc.memory()
 	idle, err := measure(s, good[:n], n, "idle")
 	if err != nil {
 		return "", fmt.Errorf("idle: %w", err)
@@ -214,7 +219,7 @@ func attack(bin string, st style, children, n int, settle time.Duration, extra [
 	loaded, err := measure(s, good[n:2*n], n, "loaded")
 	hellos := "-"
 	if err == nil && st.churn {
-		hellos = newHellos(s, good[2*n:])
+		hellos = newHellos(s, good[2*n:2*n+26])
 	}
 	w1, a1 := count()
 	secs := time.Since(t0).Seconds()
@@ -232,10 +237,11 @@ func attack(bin string, st style, children, n int, settle time.Duration, extra [
 		idleAfter = "not in " + idleAfter
 	}
 	peakRSS, peakFDs := smp.peaks()
-	after := "-"
+	after := "- | -"
 	if settle > 0 {
 		time.Sleep(time.Until(left.Add(settle)))
-		after = fmt.Sprintf("%s (%s)", mib(s.proc.rssKiB()), mib(baseRSS))
+		m := s.proc.memory()
+		after = fmt.Sprintf("%s (%s; %s) | %s (%s)", mib(m.rss), mib(warm.rss), mib(cold.rss), mib(m.anon), mib(warm.anon))
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %d (%d) | %s | %.2f s | %s | %s |",
 		st.name, ratio(idle.report, loaded.report), ratio(idle.status, loaded.status), ratio(idle.openClose, loaded.openClose),

@@ -30,6 +30,32 @@ func (p proc) statusKiB(field string) int {
 	return 0
 }
 
+// mem is what serve holds resident, in KiB: rss in all, of which anon
+// is anonymous memory (the Go heap, goroutine stacks, the runtime's own);
+// the rest is file-backed pages (the binary's text and data, the
+// mailbox's bbolt mmap), which the kernel may drop and read again.
+type mem struct{ rss, anon int }
+
+// memory reads /proc/PID/smaps_rollup.
+func (p proc) memory() mem {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p.pid))
+	var m mem
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.Atoi(f[1])
+		switch f[0] {
+		case "Rss:":
+			m.rss = n
+		case "Anonymous:":
+			m.anon = n
+		}
+	}
+	return m
+}
+
 // fds counts the open file descriptors.
 func (p proc) fds() int {
 	es, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", p.pid))

@@ -25,6 +25,10 @@ type server struct {
 	proc   proc
 }
 
+// serveStderr, if set, is the file serve's standard error is appended to
+// (with GODEBUG=gctrace=1 in the environment: what its GC did).
+var serveStderr string
+
 func startServe(bin string, extra []string) (*server, error) {
 	dir, err := os.MkdirTemp("", "flood-")
 	if err != nil {
@@ -38,6 +42,14 @@ func startServe(bin string, extra []string) (*server, error) {
 	args := append([]string{"serve", "--stdio", "--socket", s.socket, "--data", data}, extra...)
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stderr = io.Discard
+	if serveStderr != "" {
+		f, err := os.OpenFile(serveStderr, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the child has its own copy once started
+		s.cmd.Stderr = f
+	}
 	if s.in, err = s.cmd.StdinPipe(); err != nil {
 		return nil, err
 	}

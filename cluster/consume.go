@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+// inFlight is how many of the stream's messages the home delivers at once
+// (and how many the consumer pulls ahead): they are delivered concurrently,
+// so their mailbox writes share commits.
+const inFlight = 64
+
+// consume delivers the stream's messages as they arrive until the home
+// closes; a message in the middle of delivery then is not acknowledged and
+// comes again after the ack wait.
+func (h *Home) consume(m *relay.Manager, f Forgetter) {
+	sem := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for h.ctx.Err() == nil {
+		cc, err := h.cons.Consume(func(msg jetstream.Msg) {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				h.handle(m, msg)
+			}()
+		}, jetstream.PullMaxMessages(inFlight), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if h.ctx.Err() == nil {
+				h.log.Warn("cluster: consuming", "err", err)
+			}
+		}))
+		if err != nil {
+			h.log.Warn("cluster: consume failed; retrying", "err", err)
+			sleep(h.ctx, 250*time.Millisecond)
+			continue
+		}
+		h.pruneLoop(f)
+		cc.Stop()
+	}
+}
+
+// pruneLoop forgets old report ids every PruneEvery until the home closes.
+func (h *Home) pruneLoop(f Forgetter) {
+	t := time.NewTicker(h.PruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case <-t.C:
+			if f != nil {
+				h.prune(f)
+			}
+		}
+	}
+}
+
+// prune forgets the ids of reports at or below the consumer's
+// acknowledgement floor: the stream will not deliver those again.
+func (h *Home) prune(f Forgetter) {
+	info, err := h.cons.Info(h.ctx)
+	if err != nil {
+		return
+	}
+	if floor := info.AckFloor.Stream; floor > 0 {
+		if n, err := f.ForgetOnceThrough(floor); err == nil {
+			h.stats.pruned.Add(uint64(n))
+		}
+	}
+}
+
+// handle delivers one message and settles it with the stream: Ack once
+// the report is stored (or was already), Nak to have it again after a
+// mailbox failure, Term for a message that fails a check, which would
+// fail it every time.
+func (h *Home) handle(m *relay.Manager, msg jetstream.Msg) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		h.refuse(msg, "no metadata", err)
+		return
+	}
+	subj := msg.Subject()
+	if edge, ok := edgeOf(subj, CountsSubject); ok {
+		h.applyCounts(m, msg, edge)
+		return
+	}
+	edge, ok := edgeOf(subj, ReportSubject)
+	if !ok {
+		h.refuse(msg, "subject", errors.New(subj))
+		return
+	}
+	rep, hash, err := decodeReport(msg.Data())
+	if err != nil {
+		h.refuse(msg, "report", err)
+		return
+	}
+	e, ok := h.entry(hash)
+	switch {
+	case !ok:
+		h.refuse(msg, "report", errors.New("no such token in the bucket"))
+		return
+	case e.Edge != edge || e.Path != rep.Path:
+		// An edge reports only under the tokens it claimed, for their
+		// own thread.
+		h.refuse(msg, "report", errors.New("the token is not this edge's claim for this thread"))
+		return
+	}
+	id := msg.Headers().Get(jetstream.MsgIDHeader)
+	if id == "" || len(id) > 128 {
+		h.refuse(msg, "report", errors.New("no Nats-Msg-Id"))
+		return
+	}
+	dup, err := m.DeliverRemote(relay.RemoteReport{
+		ID: edge + " " + id, Seq: meta.Sequence.Stream,
+		Path: e.Path, Parent: e.Parent, Owner: e.Owner, Edge: edge,
+		Level: rep.Level, Source: rep.Source, Message: rep.Message, At: rep.At,
+	})
+	switch {
+	case errors.Is(err, diag.ErrInvalid), errors.Is(err, relay.ErrPath):
+		h.refuse(msg, "report", err)
+		return
+	case err != nil:
+		h.stats.retried.Add(1)
+		h.log.Error("cluster: a report could not be stored; the stream will deliver it again", "thread", e.Path, "err", err)
+		_ = msg.NakWithDelay(time.Second)
+		return
+	case dup:
+		h.stats.duplicates.Add(1)
+	default:
+		h.stats.delivered.Add(1)
+	}
+	_ = msg.Ack()
+}
+
+func (h *Home) applyCounts(m *relay.Manager, msg jetstream.Msg, edge string) {
+	c, hash, err := decodeCounts(msg.Data())
+	if err != nil {
+		h.refuse(msg, "counts", err)
+		return
+	}
+	e, ok := h.entry(hash)
+	if !ok || e.Edge != edge || e.Path != c.Path {
+		h.refuse(msg, "counts", errors.New("the token is not this edge's claim for this thread"))
+		return
+	}
+	m.SetRemoteCounts(c.Path, edge, c.Boot, relay.RemoteCounts{Dropped: c.Dropped, Redacted: c.Redacted})
+	h.stats.counts.Add(1)
+	_ = msg.Ack()
+}
+
+func (h *Home) refuse(msg jetstream.Msg, what string, err error) {
+	h.stats.refused.Add(1)
+	h.log.Warn("cluster: message refused", "what", what, "subject", msg.Subject(), "err", err)
+	_ = msg.Term()
+}

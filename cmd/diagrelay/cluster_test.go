@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/diagrelay/diagrelay/cluster"
+	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/natstest"
+	"github.com/diagrelay/diagrelay/internal/rpc"
+	"github.com/diagrelay/diagrelay/internal/servetest"
+	"github.com/diagrelay/diagrelay/internal/wire"
+	"github.com/diagrelay/diagrelay/mailbox"
+)
+
+// clusterWorkers is how many children flood the edge; each sends 5
+// distinct reports a generation (all admitted: the window's share) and then
+// asks the home for the next generation.
+const clusterWorkers = 16
+
+// edgeProc is `diagrelay serve --join` as a process.
+type edgeProc struct {
+	cmd    *exec.Cmd
+	stderr *servetest.SyncBuffer
+	done   chan struct{}
+}
+
+func startEdgeProc(t testing.TB, ns *natstest.Server, data, sock string) *edgeProc {
+	t.Helper()
+	return startEdgeWith(t, func(args ...string) *exec.Cmd { return diagrelayCmd(context.Background(), t, nil, args...) }, ns, data, sock)
+}
+
+// startEdgeWith starts the edge with command (the test binary, or the
+// real one).
+func startEdgeWith(t testing.TB, command servetest.Command, ns *natstest.Server, data, sock string) *edgeProc {
+	t.Helper()
+	cmd := command("serve", "--join", ns.URL, "--nats-monitor", ns.MonitorURL,
+		"--socket", sock, "--data", data, "--name", "sandbox")
+	e := &edgeProc{cmd: cmd, stderr: &servetest.SyncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = e.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { cmd.Wait(); close(e.done) }()
+	t.Cleanup(func() { e.kill() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			return e
+		}
+		select {
+		case <-e.done:
+			t.Fatalf("edge exited: %s", e.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("edge not listening within 30 s: %s", e.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (e *edgeProc) kill() {
+	e.cmd.Process.Kill()
+	<-e.done
+}
+
+// clusterFlood is children at an edge reporting, with a record of every
+// report that got a successful reply: acknowledged, so durable.
+type clusterFlood struct {
+	t        *testing.T
+	edgeSock string
+
+	mu     sync.Mutex
+	host   *rpc.Conn // the home's stdio host; nil while the home is down
+	tokens map[string]string
+	acked  map[string]bool
+	sent   map[string]bool
+	nAcked atomic.Int64
+	stop   atomic.Bool
+}
+
+func (f *clusterFlood) setHost(h *rpc.Conn) {
+	f.mu.Lock()
+	f.host = h
+	f.mu.Unlock()
+}
+
+// token returns path's current token, or with fresh the next generation's,
+// opened on the home; "" while the home is down.
+func (f *clusterFlood) token(path string, fresh bool) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if tok := f.tokens[path]; tok != "" && !fresh {
+		return tok
+	}
+	if f.host == nil {
+		return ""
+	}
+	tok, _, err := servetest.OpenRuntime(f.host, path, "parent", "/root")
+	if err != nil {
+		return ""
+	}
+	f.tokens[path] = tok
+	return tok
+}
+
+func (f *clusterFlood) worker(n int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	path := fmt.Sprintf("/root/w%d", n)
+	for gen := 0; !f.stop.Load(); gen++ {
+		// Always a new generation: its gate is fresh, so its 5 reports
+		// are all admitted, and a {} reply (which a policy drop gets too)
+		// means a report stored in the stream.
+		tok := f.token(path, true)
+		if tok == "" {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		c, err := servetest.DialSocket(f.edgeSock, tok)
+		if err != nil { // the edge is down, or the token was just revoked
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		for i := range 5 {
+			msg := fmt.Sprintf("w%d g%d r%d %d", n, gen, i, time.Now().UnixNano())
+			f.mu.Lock()
+			f.sent[msg] = true
+			f.mu.Unlock()
+			p := map[string]string{"level": "warning", "message": msg}
+			if err := c.Call(wire.MethodDiagnosticReport, p, nil); err != nil {
+				break
+			}
+			f.mu.Lock()
+			f.acked[msg] = true
+			f.mu.Unlock()
+			f.nAcked.Add(1)
+		}
+		c.Close()
+	}
+}
+
+// spare sends one generation's 5 reports with a token opened earlier.
+func (f *clusterFlood) spare(n int, tok string, wg *sync.WaitGroup) {
+	defer wg.Done()
+	c, err := servetest.DialSocket(f.edgeSock, tok)
+	if err != nil {
+		f.t.Errorf("spare %d: %v", n, err)
+		return
+	}
+	defer c.Close()
+	for i := range 5 {
+		msg := fmt.Sprintf("s%d r%d %d", n, i, time.Now().UnixNano())
+		f.mu.Lock()
+		f.sent[msg] = true
+		f.mu.Unlock()
+		if err := c.Call(wire.MethodDiagnosticReport, map[string]string{"level": "error", "message": msg}, nil); err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.acked[msg] = true
+		f.mu.Unlock()
+		f.nAcked.Add(1)
+	}
+}
+
+// waitAcked waits until n more reports were acknowledged.
+func (f *clusterFlood) waitAcked(t *testing.T, n int64, what string) {
+	t.Helper()
+	want := f.nAcked.Load() + n
+	deadline := time.Now().Add(30 * time.Second)
+	for f.nAcked.Load() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d acknowledged reports, want %d", what, f.nAcked.Load(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestClusterKill9: children flood admitted reports through an edge while
+// the edge is killed with SIGKILL and restarted, then the home, then the
+// NATS server is restarted; afterwards every report an edge acknowledged
+// is in the home's mailbox exactly once, and nothing is there twice.
+func TestClusterKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of processes")
+	}
+	ns := natstest.Start(t)
+	dir := shortTempDir(t)
+	homeData, homeSock := filepath.Join(dir, "home"), filepath.Join(dir, "h.sock")
+	edgeData, edgeSock := filepath.Join(dir, "edge"), filepath.Join(dir, "e.sock")
+	homeFlags := []string{"--cluster", ns.URL, "--nats-monitor", ns.MonitorURL}
+
+	home := startServer(t, homeData, homeSock, homeFlags...)
+	edge := startEdgeProc(t, ns, edgeData, edgeSock)
+	f := &clusterFlood{t: t, edgeSock: edgeSock, host: home.host.Conn,
+		tokens: map[string]string{}, acked: map[string]bool{}, sent: map[string]bool{}}
+	var wg sync.WaitGroup
+	for n := range clusterWorkers {
+		wg.Add(1)
+		go f.worker(n, &wg)
+	}
+
+	f.waitAcked(t, 150, "before killing the edge")
+	t.Logf("killing the edge at %d", time.Now().UnixNano())
+	edge.kill()
+	edge = startEdgeProc(t, ns, edgeData, edgeSock) // the same edge: its name is in its data
+	f.waitAcked(t, 150, "after the edge restarted")
+
+	// Children opened before the home dies report while it is down: the
+	// stream holds their reports until it is back.
+	spares := make([]string, clusterWorkers)
+	for n := range spares {
+		spares[n] = f.token(fmt.Sprintf("/root/s%d", n), true)
+	}
+	f.setHost(nil)
+	t.Logf("killing the home at %d", time.Now().UnixNano())
+	home.kill()
+	home.wait()
+	for n, tok := range spares {
+		wg.Add(1)
+		go f.spare(n, tok, &wg)
+	}
+	f.waitAcked(t, 40, "while the home was down")
+	home = startServer(t, homeData, homeSock, homeFlags...)
+	f.setHost(home.host.Conn)
+	f.waitAcked(t, 150, "after the home restarted")
+
+	t.Logf("restarting NATS at %d", time.Now().UnixNano())
+	ns.Restart()
+	t.Logf("restarted NATS at %d", time.Now().UnixNano())
+	f.waitAcked(t, 150, "after the NATS server restarted")
+
+	f.stop.Store(true)
+	wg.Wait()
+	acked := f.nAcked.Load()
+	// Every acknowledged report reaches the mailbox: wait until they are
+	// all there, then stop the home and read the file.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		n := countMailbox(t, home)
+		if int64(n) >= acked || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	logConsumer(t, ns)
+	home.kill()
+	home.wait()
+	edge.kill()
+
+	st, err := mailbox.Open(filepath.Join(homeData, datadir.MailboxFile), mailbox.WithLockTimeout(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seen := map[string]int{}
+	for {
+		es, err := st.Read("/root", mailbox.MaxReadLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) == 0 {
+			break
+		}
+		ids := make([]uint64, len(es))
+		for i, e := range es {
+			seen[e.Message]++
+			ids[i] = e.ID
+		}
+		if _, err := st.Ack("/root", ids); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	missing, twice, unknown := 0, 0, 0
+	for m := range f.acked {
+		if seen[m] == 0 {
+			if missing < 10 {
+				t.Logf("missing: %s", m)
+			}
+			missing++
+		}
+	}
+	for m, n := range seen {
+		if n > 1 {
+			twice++
+		}
+		if !f.sent[m] {
+			unknown++
+		}
+	}
+	t.Logf("%d acknowledged, %d in the mailbox (%d sent without a reply)", len(f.acked), len(seen), len(f.sent)-len(f.acked))
+	if missing > 0 || twice > 0 || unknown > 0 {
+		t.Fatalf("%d acknowledged reports missing, %d stored twice, %d never sent", missing, twice, unknown)
+	}
+}
+
+// countMailbox counts /root's messages through the home's host.
+func countMailbox(t *testing.T, home *server) int {
+	var page wire.Page
+	if err := home.host.Call(wire.MethodMailboxRead, map[string]any{"recipient": "/root", "limit": mailbox.MaxReadLimit}, &page); err != nil {
+		return 0
+	}
+	return len(page.Messages)
+}
+
+// logConsumer logs the home's consumer state, for a failure's story.
+func logConsumer(t *testing.T, ns *natstest.Server) {
+	nc, err := nats.Connect(ns.URL)
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	c, err := js.Consumer(t.Context(), cluster.StreamName, cluster.ConsumerName)
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	ci, err := c.Info(t.Context())
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	t.Logf("consumer: pending %d, ack pending %d, redelivered %d, delivered %+v, ack floor %+v", ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.Delivered, ci.AckFloor)
+}
+
+// TestBinaryHasNoBroker: the NATS server module is for the tests alone
+// (SPEC §13), so the binary does not grow by a broker.
+func TestBinaryHasNoBroker(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/nats-io/nats-server") {
+			t.Fatalf("diagrelay imports %s", dep)
+		}
+	}
+	if !strings.Contains(string(out), "github.com/nats-io/nats.go/jetstream") {
+		t.Fatal("diagrelay does not import the NATS client: the list is not what this test thinks")
+	}
+}
+
+// TestClusterRefusesLazyFsync: serve --cluster and --join refuse a
+// JetStream that may acknowledge before the disk has the write, naming
+// the flag that allows it.
+func TestClusterRefusesLazyFsync(t *testing.T) {
+	ns := natstest.StartWith(t, &natstest.Server{Dir: t.TempDir(), LazyFsync: true})
+	dir := shortTempDir(t)
+	r := runDiagrelay(t, nil, "", "serve", "--cluster", ns.URL, "--nats-monitor", ns.MonitorURL,
+		"--data", filepath.Join(dir, "h"), "--socket", filepath.Join(dir, "h.sock"))
+	wantExit(t, "serve --cluster on a lazy JetStream", r, 1, "--allow-lazy-fsync")
+	r = runDiagrelay(t, nil, "", "serve", "--join", ns.URL, "--data", filepath.Join(dir, "e"), "--socket", filepath.Join(dir, "e.sock"))
+	wantExit(t, "serve --join without --nats-monitor", r, 1, "--nats-monitor")
+}

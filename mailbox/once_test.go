@@ -1,0 +1,82 @@
+package mailbox
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/relay"
+)
+
+func onceMsg(text string) relay.ParentMessage {
+	return relay.ParentMessage{Recipient: "/root", From: "/root/a", Text: text, Level: diag.Warning, Message: text,
+		At: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+// TestPostOnce: an id is stored once, across concurrent posters in one
+// commit and across a reopen of the file; forgetting below a sequence
+// lets an id be stored again.
+func TestPostOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored := 0
+	for range 16 { // the same id from 16 posters: one wins
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dup, err := s.PostOnce("edge-1 a.1", 7, onceMsg("one"))
+			if err != nil {
+				t.Error(err)
+			}
+			if !dup {
+				mu.Lock()
+				stored++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if stored != 1 {
+		t.Fatalf("the same id stored %d times", stored)
+	}
+	if dup, err := s.PostOnce("edge-1 a.2", 9, onceMsg("two")); dup || err != nil {
+		t.Fatalf("a new id: dup %v, %v", dup, err)
+	}
+	s.Close()
+
+	if s, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if dup, err := s.PostOnce("edge-1 a.1", 7, onceMsg("one")); !dup || err != nil {
+		t.Fatalf("after reopening, a stored id: dup %v, %v", dup, err)
+	}
+	es, err := s.Read("/root", 10)
+	if err != nil || len(es) != 2 || es[0].Message != "one" || es[1].Message != "two" {
+		t.Fatalf("read %v, %v", es, err)
+	}
+	if n, err := s.ForgetOnceThrough(7); n != 1 || err != nil {
+		t.Fatalf("forget through 7: %d, %v", n, err)
+	}
+	if n, _ := s.OnceIDs(); n != 1 {
+		t.Fatalf("%d ids kept, want 1", n)
+	}
+	if dup, _ := s.PostOnce("edge-1 a.2", 9, onceMsg("two")); !dup {
+		t.Fatal("an id above the floor was forgotten")
+	}
+	if _, err := s.PostOnce("", 1, onceMsg("x")); err == nil {
+		t.Fatal("an empty id was taken")
+	}
+	s.Close()
+	r, err := Check(path)
+	if err != nil || len(r.Problems) != 0 || len(r.Recipients) != 1 {
+		t.Fatalf("check of a file with once ids: %+v, %v", r, err)
+	}
+}
