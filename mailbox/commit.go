@@ -12,11 +12,14 @@ import (
 //
 // A writer queues its function. If no commit is running it becomes the
 // leader: it takes the queue (at most maxBatchOps), runs the functions in
-// one bbolt transaction, commits (fsync), hands each writer its result, and
-// passes leadership to the first writer still queued, which does the same
-// with everything that queued while that commit was being written. So a
-// lone writer pays one commit and no delay, and under load a batch holds
-// what arrived during the previous commit, growing with the load.
+// one bbolt transaction and commits (fsync). Then it passes leadership to
+// the first writer still queued, which does the same with everything that
+// queued while that commit was being written, and only then reads the
+// batch back and hands each writer its result: the next commit's fsyncs
+// overlap this batch's read-back and replies instead of waiting for them
+// (pipelining). So a lone writer pays one commit and no delay, and under
+// load a batch holds what arrived during the previous commit, growing with
+// the load.
 //
 // bbolt's DB.Batch was measured and not used: it waits MaxBatchDelay
 // (default 10 ms) before every commit, which caps a sequential poster at
@@ -67,28 +70,39 @@ func (c *committer) doChecked(s *Store, fn func(*bolt.Tx) error, wrote *stored) 
 	c.queue = c.queue[n:]
 	c.mu.Unlock()
 
-	errs := s.runBatch(batch)
+	errs, rb := s.runBatch(batch)
+	c.passLead()
+	if rb != nil {
+		rb.check(batch, errs)
+	}
 	for i, other := range batch[1:] {
 		other.done <- errs[i+1]
 	}
+	return errs[0]
+}
 
+// passLead makes the first queued writer the leader of the next commit, or
+// ends the leading if none is queued.
+func (c *committer) passLead() {
 	c.mu.Lock()
 	if len(c.queue) > 0 {
 		next := c.queue[0]
 		c.mu.Unlock()
 		next.done <- errLead
-	} else {
-		c.leading = false
-		c.queue = nil // drop the consumed backing array
-		c.mu.Unlock()
+		return
 	}
-	return errs[0]
+	c.leading = false
+	c.queue = nil // drop the consumed backing array
+	c.mu.Unlock()
 }
 
 // runBatch commits batch in one transaction and returns each write's
-// result. If that fails, each write is retried in a transaction of its own,
-// so that one bad write cannot fail the others.
-func (s *Store) runBatch(batch []*write) []error {
+// result so far, and the read-back of the commit still to be checked (nil
+// if there is nothing to read back): it was begun after this commit and
+// before any later one, so the next commit may run while it is checked.
+// If the batch fails, each write is retried in a transaction of its own,
+// so that one bad write cannot fail the others; those are read back here.
+func (s *Store) runBatch(batch []*write) ([]error, *readBack) {
 	errs := make([]error, len(batch))
 	err := s.update(func(tx *bolt.Tx) error {
 		for _, w := range batch {
@@ -100,20 +114,19 @@ func (s *Store) runBatch(batch []*write) []error {
 	})
 	if err == nil {
 		s.nCommits.Add(1)
-		s.readBack(batch, errs)
-		s.indexWrites(batch)
-		return errs
+		return errs, s.beginReadBack(batch, errs)
 	}
 	if len(batch) == 1 {
 		errs[0] = err
-		return errs
+		return errs, nil
 	}
 	for i, w := range batch {
 		if errs[i] = s.update(w.fn); errs[i] == nil {
 			s.nCommits.Add(1)
-			s.readBack(batch[i:i+1], errs[i:i+1])
-			s.indexWrites(batch[i : i+1])
+			if rb := s.beginReadBack(batch[i:i+1], errs[i:i+1]); rb != nil {
+				rb.check(batch[i:i+1], errs[i:i+1])
+			}
 		}
 	}
-	return errs
+	return errs, nil
 }

@@ -123,7 +123,11 @@ func TestStoreReadBack(t *testing.T) {
 	for i, c := range cases {
 		batch[i] = &write{fn: c.fn, wrote: c.wrote}
 	}
-	for i, err := range s.runBatch(batch) {
+	errs, rb := s.runBatch(batch)
+	if rb != nil {
+		rb.check(batch, errs)
+	}
+	for i, err := range errs {
 		if (err == nil) != cases[i].ok {
 			t.Errorf("%q in a batch: %v", cases[i].wrote.key, err)
 		}

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -42,10 +43,14 @@ func benchEvents(b *testing.B, mode string) {
 		}
 		defer nc.Close()
 		br := bufio.NewReaderSize(nc, 64<<10)
-		for i, m := range []string{"session.hello", "events.subscribe"} {
-			fmt.Fprintf(nc, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"token":%q}}`+"\n", i, m, hostToken)
-			if _, err := br.ReadSlice('\n'); err != nil {
-				b.Fatal(err)
+		// events.subscribe takes no members (strict params): a token there
+		// would be refused and leave the subscriber without events.
+		for i, params := range []string{fmt.Sprintf(`{"token":%q}`, hostToken), `{}`} {
+			m := []string{"session.hello", "events.subscribe"}[i]
+			fmt.Fprintf(nc, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", i, m, params)
+			line, err := br.ReadSlice('\n')
+			if err != nil || !bytes.Contains(line, []byte(`"result"`)) {
+				b.Fatalf("%s: %q %v", m, line, err)
 			}
 		}
 		if mode == "reading" {
