@@ -29,6 +29,8 @@ type anchor struct {
 	// key part's match; a keyword of the rule that cannot sit there has
 	// none.
 	offsets map[string][]int
+	// least is the least run (runs.go) a match of re holds.
+	least int
 }
 
 // maxLang bounds the strings a key part may stand for.
@@ -119,7 +121,7 @@ func build(parts []*syntax.Regexp, k int, offsets map[string][]int) *anchor {
 	if pre == nil {
 		return nil
 	}
-	return &anchor{re: re, pre: pre, max: total, offsets: offsets}
+	return &anchor{re: re, pre: pre, max: total, offsets: offsets, least: leastRun(cat, 0, 0)}
 }
 
 // flatten lists the top-level parts of a concatenation, looking through

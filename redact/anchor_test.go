@@ -6,14 +6,18 @@ import (
 	"testing"
 )
 
-// plainBook is the book with every anchor off: each rule runs wherever a
-// keyword occurs, as upstream runs it.
+// plainBook is the book with every anchor and the run prefilter off: each
+// rule runs wherever a keyword occurs, as upstream runs it.
 func plainBook() *ruleBook {
 	b := *book()
 	b.rules = append([]rule(nil), b.rules...)
+	b.least = make([]uint16, len(b.rules))
 	for i := range b.rules {
 		b.rules[i].anchor = nil
+		b.rules[i].least = 0
+		b.rules[i].need = nil
 	}
+	b.below = 0
 	return &b
 }
 

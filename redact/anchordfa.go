@@ -157,7 +157,7 @@ func setKey(set []uint64) string {
 // matches reports whether the anchor's regex (assertions taken to hold)
 // matches a prefix of text[q:end].
 func (p *prefilter) matches(text string, q, end int) bool {
-	ok, _ := prefilterMatches(p, text, q, end)
+	ok, _ := prefilterMatches(p, text, q, end, false)
 	return ok
 }
 
@@ -165,16 +165,19 @@ func (p *prefilter) matches(text string, q, end int) bool {
 // match: a text that agrees with this one up to there does not match
 // either.
 func (p *prefilter) matchesUntil(text string, q, end int) (bool, int) {
-	return prefilterMatches(p, text, q, end)
+	return prefilterMatches(p, text, q, end, false)
 }
 
 // matchesBytes is matches on a []byte.
 func (p *prefilter) matchesBytes(text []byte, q, end int) bool {
-	ok, _ := prefilterMatches(p, text, q, end)
+	ok, _ := prefilterMatches(p, text, q, end, false)
 	return ok
 }
 
-func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) (bool, int) {
+// With asView, it reads text as its view does (punctuationAsSpace): each
+// run of trailing punctuation that ends the text or stands before
+// whitespace as spaces, without making the view.
+func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int, asView bool) (bool, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cur := p.startID
@@ -185,6 +188,9 @@ func prefilterMatches[T string | []byte](p *prefilter, text T, q, end int) (bool
 	i := q
 	for i < end {
 		c := text[i]
+		if asView && trailingPunct(c) && punctuationBeforeSpace(text, i) {
+			c = ' '
+		}
 		if cur >= 0 && c < utf8.RuneSelf {
 			st := &p.states[cur]
 			nx := st.next[c]

@@ -235,12 +235,23 @@ func TestUpstreamMeanings(t *testing.T) {
 
 // A clean text comes back as itself, with no allocation.
 func TestCleanTextAllocatesNothing(t *testing.T) {
-	msg := cleanMessage()
-	if out, c := Message(msg); out != msg || c != nil {
-		t.Fatalf("the clean message changed: %v", c)
+	for _, msg := range []string{cleanMessage(), logMessage()} {
+		if out, c := Message(msg); out != msg || c != nil {
+			t.Fatalf("the clean message changed: %v", c)
+		}
+		if n := testing.AllocsPerRun(100, func() { Message(msg) }); n != 0 {
+			t.Errorf("Message of a clean message: %v allocations, want 0", n)
+		}
+		b := []byte(msg)
+		if !Clear(b) {
+			t.Errorf("Clear(%.40q…) is false", msg)
+		}
+		if n := testing.AllocsPerRun(100, func() { Clear(b) }); n != 0 {
+			t.Errorf("Clear of a clean message: %v allocations, want 0", n)
+		}
 	}
-	if n := testing.AllocsPerRun(100, func() { Message(msg) }); n != 0 {
-		t.Errorf("Message of a clean message: %v allocations, want 0", n)
+	if Clear([]byte("auth failed with token ghp_gBqJ4Kno4fikqJq2Djgu8ymZ8FHgQcWmGITs")) {
+		t.Error("Clear of a text with a token is true")
 	}
 }
 

@@ -25,7 +25,11 @@
 //     match: for a rule whose regex's shape proves that every match holds a
 //     keyword at a known offset, a bounded start of the regex, run as a DFA
 //     that takes every assertion to hold, must match at some keyword
-//     occurrence. Anchors only skip work; they never change a result.
+//     occurrence. Before all of it, the run prefilter (runs.go) skips every
+//     rule whose match needs a longer run of secret characters (letters,
+//     digits, _ . = + / ~ -) than the text has, or a literal the text lacks:
+//     on prose, the keyword scan does not run. Anchors and the prefilter only
+//     skip work; they never change a result.
 //   - The secret is the rule's secret group, or the first non-empty group,
 //     or the whole match if the regex has none.
 //   - Entropy: a finding whose secret's Shannon entropy (upstream's

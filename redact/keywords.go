@@ -12,7 +12,10 @@ type scanner struct {
 	class   [256]uint8 // byte -> class; 0 is every byte no keyword has
 	classes int        // number of classes, 0 included
 	next    []uint16   // next[state*classes+class]
-	out     [][]uint16 // keywords that end at a state (suffixes included)
+	// table is next in an array a uint16 indexes, so that the scan reads
+	// it without a bounds check; nil if next is longer.
+	table *[1 << 16]uint16
+	out   [][]uint16 // keywords that end at a state (suffixes included)
 }
 
 // Bytes of the non-ASCII characters that fold to an ASCII letter, as the
@@ -105,6 +108,10 @@ func newScanner(keywords []string) *scanner {
 			s.next[i] = to | outputFlag
 		}
 	}
+	if len(s.next) <= len(s.table) {
+		s.table = new([1 << 16]uint16)
+		copy(s.table[:], s.next)
+	}
 	return s
 }
 
@@ -143,19 +150,43 @@ func (r *ruleSet) empty() bool {
 // three characters above, read as their letter: an occurrence then may
 // not be len(keyword) bytes long.
 func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool) {
+	return scanText(s, text, visit)
+}
+
+func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end int)) (folded bool) {
+	if s.table == nil {
+		return scanSlice(s, text, visit)
+	}
+	var state uint16
+	n, t, class := s.classes, s.table, &s.class
+	for i := 0; i < len(text); i++ {
+		b := text[i]
+		if b >= 0x80 {
+			var f bool
+			b, i, f = foldByte(text, i)
+			folded = folded || f
+		}
+		state = t[uint16(int(state)*n+int(class[b]))]
+		if state&outputFlag != 0 {
+			state &^= outputFlag
+			for _, k := range s.out[state] {
+				visit(k, i+1)
+			}
+		}
+	}
+	return folded
+}
+
+// scanSlice is scanText over a table too long for an array.
+func scanSlice[T string | []byte](s *scanner, text T, visit func(k uint16, end int)) (folded bool) {
 	var state uint16
 	n := s.classes
 	for i := 0; i < len(text); i++ {
 		b := text[i]
 		if b >= 0x80 {
-			switch {
-			case b == kelvin0 && i+2 < len(text) && text[i+1] == kelvin1 && text[i+2] == kelvin2:
-				b, i, folded = 'k', i+2, true
-			case b == dotI0 && i+1 < len(text) && text[i+1] == dotI1:
-				b, i, folded = 'i', i+1, true
-			case b == longS0 && i+1 < len(text) && text[i+1] == longS1:
-				b, i, folded = 's', i+1, true
-			}
+			var f bool
+			b, i, f = foldByte(text, i)
+			folded = folded || f
 		}
 		state = s.next[int(state)*n+int(s.class[b])]
 		if state&outputFlag != 0 {
@@ -166,4 +197,20 @@ func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool)
 		}
 	}
 	return folded
+}
+
+// foldByte reads the non-ASCII byte text[i]: one of the three characters
+// read as their letter gives the letter, where it ends, and true (a
+// folded occurrence); any other byte is itself (it is in no keyword).
+func foldByte[T string | []byte](text T, i int) (byte, int, bool) {
+	b := text[i]
+	switch {
+	case b == kelvin0 && i+2 < len(text) && text[i+1] == kelvin1 && text[i+2] == kelvin2:
+		return 'k', i + 2, true
+	case b == dotI0 && i+1 < len(text) && text[i+1] == dotI1:
+		return 'i', i + 1, true
+	case b == longS0 && i+1 < len(text) && text[i+1] == longS1:
+		return 's', i + 1, true
+	}
+	return b, i, false
 }

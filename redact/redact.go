@@ -53,6 +53,15 @@ func Text(text string) (string, Counts) {
 	return book().redact(text)
 }
 
+// Clear reports whether no rule can match text: then Text(string(text))
+// returns it as it is, with nil Counts. It does not allocate, so that a
+// caller holding bytes (the sanitize --redact filter) converts only a text
+// that may hold a secret.
+func Clear(text []byte) bool {
+	c := candidates(book(), text)
+	return c.empty()
+}
+
 // redact replaces matches until none is left: a match dropped for
 // overlapping a longer one may leave a match of its own beside that one's
 // marker. Each pass replaces text that is not a marker (no rule matches a
@@ -72,14 +81,11 @@ func (b *ruleBook) pass(text string) (string, Counts) {
 	// has trailing punctuation, with that read as spaces (see the package
 	// doc): the same length, so offsets hold for both. Overlaps between the
 	// two are resolved like any others.
-	view := punctuationAsSpace(text)
-	cands := b.candidates(text, view)
+	cands := candidates(b, text)
 	if cands.empty() {
-		if view != nil {
-			views.Put(view)
-		}
 		return text, nil
 	}
+	view := punctuationAsSpace(text)
 	var hits []hit
 	for i := range b.rules {
 		if !cands.has(i) {
@@ -120,52 +126,6 @@ func (b *ruleBook) pass(text string) (string, Counts) {
 	}
 	out.WriteString(text[at:])
 	return out.String(), counts
-}
-
-// candidates returns the rules to run on text: those with no keywords,
-// those one of whose keywords occurs and that have no anchor, and those
-// whose anchor passes at an occurrence (see anchor), in text or in view
-// (text with its trailing punctuation read as spaces; nil if none).
-func (b *ruleBook) candidates(text string, view *[]byte) ruleSet {
-	var seen, run ruleSet
-	for _, i := range b.always {
-		run.add(uint16(i))
-	}
-	folded := b.scan.scan(text, func(k uint16, end int) {
-		start := end - len(b.keywords[k])
-		for _, ri := range b.rulesOf[k] {
-			if run.has(int(ri)) {
-				continue
-			}
-			seen.add(ri)
-			a := b.rules[ri].anchor
-			if a == nil {
-				run.add(ri)
-				continue
-			}
-			for _, o := range a.offsets[b.keywords[k]] {
-				q := start - o
-				if q < 0 {
-					continue
-				}
-				end := min(len(text), q+a.max+1)
-				ok, stop := a.pre.matchesUntil(text, q, end)
-				// The view needs a look only if it differs from the text
-				// before where the text's walk stopped.
-				if ok || view != nil && differsBefore(*view, text, q, min(stop+1, end)) && a.pre.matchesBytes(*view, q, end) {
-					run.add(ri)
-					break
-				}
-			}
-		}
-	})
-	if folded {
-		// An occurrence may be longer than its keyword: no anchors.
-		for i := range run {
-			run[i] |= seen[i]
-		}
-	}
-	return run
 }
 
 // accept decides about one match of rule r (index i) as upstream does
@@ -314,7 +274,7 @@ const maxPooledView = 64 << 10
 // whose regex wants a space, quote or end after a secret still matches
 // "…secret," (SPEC §12); the caller puts it back in views. It returns nil
 // when there is none: the regexes read text itself.
-func punctuationAsSpace(text string) *[]byte {
+func punctuationAsSpace[T string | []byte](text T) *[]byte {
 	var view *[]byte
 	var buf []byte
 	for i := 0; i < len(text); i++ {
@@ -392,9 +352,4 @@ func shannon(s string) float64 {
 		e -= f * math.Log2(f)
 	}
 	return e
-}
-
-// differsBefore reports whether view and text differ in [from, to).
-func differsBefore(view []byte, text string, from, to int) bool {
-	return string(view[from:to]) != text[from:to]
 }

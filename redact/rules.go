@@ -2,6 +2,8 @@ package redact
 
 import (
 	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -59,6 +61,8 @@ type rule struct {
 	generic     bool // upstream's "generic" rules: less specific in a tie
 	always      bool // no keywords
 	anchor      *anchor
+	least       int       // the least run a match holds (runs.go)
+	need        [][]uint8 // literals (ruleBook.lits) of which every match holds one of each group
 }
 
 type allow struct {
@@ -77,7 +81,13 @@ type ruleBook struct {
 	scan     *scanner
 	keywords []string
 	rulesOf  [][]uint16 // by keyword: the rules it triggers
+	hitsOf   [][]kwRule // the same, with the keyword's offsets in each anchor
 	always   []int      // rules without keywords
+	least    []uint16   // by rule: rule.least, compact for the scan
+	byLeast  []uint16   // rule indices by least
+	runK     int        // the run scan keeps runs of at least runK bytes
+	lits     literals   // the rules' required literals
+	below    int        // the least run of a rule without literals
 }
 
 var book = sync.OnceValue(func() *ruleBook { return compile(allSpecs(), gitleaksGlobal) })
@@ -97,7 +107,12 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 	var keywords []string
 	var rulesOf [][]uint16
 	index := map[string]int{}
+	var groups [][]needGroup // by rule
 	for i, s := range specs {
+		parsed, err := syntax.Parse(s.Regex, syntax.Perl)
+		if err != nil {
+			panic("redact: rule " + s.ID + ": " + err.Error())
+		}
 		r := rule{
 			id:          s.ID,
 			re:          regexp.MustCompile(s.Regex),
@@ -106,7 +121,9 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 			generic:     strings.Contains(strings.ToLower(s.ID), "generic"),
 			always:      len(s.Keywords) == 0,
 			anchor:      newAnchor(s.Regex, s.Keywords),
+			least:       leastRun(parsed, s.SecretGroup, s.Entropy),
 		}
+		groups = append(groups, requiredGroups(parsed))
 		for _, a := range s.Allow {
 			r.allow = append(r.allow, compileAllow(a))
 		}
@@ -127,7 +144,65 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 	}
 	b.scan = newScanner(keywords)
 	b.keywords, b.rulesOf = keywords, rulesOf
+	b.hitsOf = make([][]kwRule, len(keywords))
+	for k, rs := range rulesOf {
+		for _, ri := range rs {
+			h := kwRule{rule: ri}
+			if a := b.rules[ri].anchor; a != nil {
+				for _, o := range a.offsets[keywords[k]] {
+					h.offsets = append(h.offsets, int32(o))
+				}
+			}
+			b.hitsOf[k] = append(b.hitsOf[k], h)
+		}
+	}
+	// Only a rule whose least run is below every rule's without literals
+	// is ever asked for its literals (possible).
+	below := 1 << 30
+	for i := range b.rules {
+		if len(groups[i]) == 0 {
+			below = min(below, b.rules[i].least)
+		}
+	}
+	for i := range b.rules {
+		if b.rules[i].least >= below {
+			continue
+		}
+		for _, g := range groups[i] {
+			var ix []uint8
+			for _, l := range g {
+				ix = append(ix, b.lits.add(l))
+			}
+			b.rules[i].need = append(b.rules[i].need, ix)
+		}
+	}
+	b.below = below
+	b.runK = runScanStride(b.rules)
+	for i := range b.rules {
+		b.least = append(b.least, uint16(min(b.rules[i].least, 1<<16-1)))
+		b.byLeast = append(b.byLeast, uint16(i))
+	}
+	slices.SortStableFunc(b.byLeast, func(x, y uint16) int { return b.rules[x].least - b.rules[y].least })
 	return b
+}
+
+// runScanStride is the least run the run scan looks for: no more than the
+// least run of a rule without a required literal (below it, possible
+// decides by the literals) and of an anchor that has one of at least 10
+// (so that its window check has the runs it needs; a window check for less
+// is not done); at least 8, so that a token's bytes are read only for a
+// token that long.
+func runScanStride(rules []rule) int {
+	k := 1 << 30
+	for i := range rules {
+		if rules[i].need == nil {
+			k = min(k, rules[i].least)
+		}
+		if a := rules[i].anchor; a != nil && a.least >= 10 {
+			k = min(k, a.least)
+		}
+	}
+	return max(k, 8)
 }
 
 func compileAllow(a allowSpec) allow {

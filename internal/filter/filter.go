@@ -58,7 +58,14 @@ func (w *redactingWriter) Close() error {
 		return err
 	}
 	// The sanitized text, redacted, then cut by the sanitizer (redact.Clean
-	// on clean text does only the redacting and the cut).
+	// on clean text does only the redacting and the cut). Most records
+	// hold nothing a rule can match: those are written from the buffer,
+	// without a string.
+	if held := w.held.Bytes(); (w.limit <= 0 || len(held) <= w.limit) && redact.Clear(held) {
+		_, err := w.out.Write(held)
+		w.held.Reset()
+		return err
+	}
 	text, counts := redact.Text(w.held.String())
 	if counts != nil || w.limit > 0 && len(text) > w.limit {
 		text = sanitize.Clean(text, w.limit)
