@@ -65,17 +65,8 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	msg := ParentMessage{
-		Recipient: Recipient(t.parent, t.owner),
-		From:      t.path,
-		Text:      MessageText(t.path, rep),
-		Level:     rep.Level,
-		Source:    rep.Source,
-		Message:   rep.Message,
-		At:        r.At,
-	}
-	var postErr error
-	postErr = m.callSink("mailbox", func() error {
+	msg := parentMessage(Recipient(t.parent, t.owner), t.path, rep, r.At)
+	postErr := m.callSink("mailbox", func() error {
 		dup, err = mb.PostOnce(r.ID, r.Seq, msg)
 		return err
 	})
@@ -83,19 +74,11 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 		return dup, postErr
 	}
 	t.mu.Lock()
-	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: r.At})
-	for id, n := range found { // an honest edge redacted it already: none
-		if t.redacted == nil {
-			t.redacted = make(Redacted, len(found))
-		}
-		t.redacted[id] += n
-	}
+	t.deliveredLocked(rep, found, r.At) // found: none from an honest edge, which redacted already
 	t.edge = r.Edge
 	t.mu.Unlock()
 	m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: r.At, Report: rep, Redacted: Redacted(found), Edge: r.Edge})
-	if m.showsNotifications() {
-		m.toasts.offer(Notification{Thread: t.path, Text: notificationText(t.path, rep), Level: rep.Level}, m.now())
-	}
+	m.offerNotification(t.path, rep, m.now())
 	return false, nil
 }
 

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"sync"
+	"time"
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
@@ -40,7 +41,17 @@ func Recipient(parent, owner string) string {
 	return owner
 }
 
-func (t *thread) pushLocked(d Diagnostic) { t.diags.Push(d) }
+// deliveredLocked records a delivered report in the status: its entry and
+// the secrets redacted from it, by rule.
+func (t *thread) deliveredLocked(rep diag.Report, found map[string]int, at time.Time) {
+	t.diags.Push(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: at})
+	for id, n := range found {
+		if t.redacted == nil {
+			t.redacted = make(Redacted, len(found))
+		}
+		t.redacted[id] += n
+	}
+}
 
 // droppedLocked is every drop of every generation: the closed ones' sums
 // and the live gate's counts.
@@ -162,13 +173,7 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 		r.m.observe(Observation{Kind: ObservedDrop, Thread: t.path, At: now, Verdict: v})
 		return v, parseErr
 	}
-	t.pushLocked(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: now})
-	for id, n := range found {
-		if t.redacted == nil {
-			t.redacted = make(Redacted, len(found))
-		}
-		t.redacted[id] += n
-	}
+	t.deliveredLocked(rep, found, now)
 	t.mu.Unlock()
 	r.m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: now, Report: rep, Redacted: Redacted(found)})
 	postErr := r.m.deliver(r, rep, now)

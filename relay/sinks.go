@@ -12,24 +12,27 @@ import (
 // user code. It returns the mailbox's error, which the service turns into
 // an error reply.
 func (m *Manager) deliver(rt *Runtime, r diag.Report, now time.Time) error {
-	from := rt.t.path
 	var postErr error
 	if m.mailbox != nil {
-		msg := ParentMessage{
-			Recipient: rt.recipient,
-			From:      from,
-			Text:      MessageText(from, r),
-			Level:     r.Level,
-			Source:    r.Source,
-			Message:   r.Message,
-			At:        now,
-		}
+		msg := parentMessage(rt.recipient, rt.t.path, r, now)
 		postErr = m.callSink("mailbox", func() error { return m.mailbox.Post(msg) })
 	}
+	m.offerNotification(rt.t.path, r, now)
+	return postErr
+}
+
+// parentMessage is the parent message of a delivered report.
+func parentMessage(recipient, from string, r diag.Report, at time.Time) ParentMessage {
+	return ParentMessage{Recipient: recipient, From: from, Text: MessageText(from, r),
+		Level: r.Level, Source: r.Source, Message: r.Message, At: at}
+}
+
+// offerNotification offers a delivered report's notification to the
+// toast limiter, outside print mode.
+func (m *Manager) offerNotification(from string, r diag.Report, now time.Time) {
 	if m.showsNotifications() {
 		m.toasts.offer(Notification{Thread: from, Text: notificationText(from, r), Level: r.Level}, now)
 	}
-	return postErr
 }
 
 // held is the toast limiter's hold func: a watcher sees what the limit
