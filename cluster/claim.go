@@ -11,9 +11,46 @@ import (
 	"github.com/diagrelay/diagrelay/service"
 )
 
-// maxClaimRounds bounds the compare-and-set retries of one claim: each
-// lost round means another writer changed the entry in between.
+// maxClaimRounds bounds the compare-and-set retries of one change to an
+// entry: each lost round means another writer changed it in between.
 const maxClaimRounds = 8
+
+// errNoEntry is what casEntry's change is given for a key with no entry.
+var errNoEntry = errors.New("no entry")
+
+// casEntry reads key's entry and hands it to change, with errNoEntry for a
+// missing key or the decoding's error; if change asks to write (its entry
+// changed in place), the entry is written with a compare-and-set on the
+// revision read, and on a lost race read and changed again. It returns the
+// entry and its revision as last read or written; an error from change
+// ends it with that error.
+func casEntry(ctx context.Context, kv jetstream.KeyValue, key string, change func(e *entry, readErr error) (write bool, err error)) (entry, uint64, error) {
+	for range maxClaimRounds {
+		var e entry
+		var rev uint64
+		readErr := errNoEntry
+		kve, err := kv.Get(ctx, key)
+		switch {
+		case err == nil:
+			rev = kve.Revision()
+			e, readErr = decodeEntry(kve.Value())
+		case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
+			return entry{}, 0, err
+		}
+		write, err := change(&e, readErr)
+		if err != nil || !write {
+			return e, rev, err
+		}
+		rev, err = kv.Update(ctx, key, e.encode(), rev)
+		if err == nil {
+			return e, rev, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return entry{}, 0, err
+		}
+	}
+	return entry{}, 0, fmt.Errorf("the entry kept changing (%d rounds)", maxClaimRounds)
+}
 
 // claim claims token's entry for name with a compare-and-set on the
 // bucket: the first hello on a token, at any edge or the home, wins it;
@@ -22,38 +59,27 @@ const maxClaimRounds = 8
 //
 // rev is the entry's revision that holds the claim: a watch may still bring
 // older revisions of it afterwards, which say nothing about the claim.
-func claim(ctx context.Context, kv jetstream.KeyValue, name, token string) (e entry, rev uint64, err error) {
-	h := sha256.Sum256([]byte(token))
-	key := tokenKey(h)
-	for range maxClaimRounds {
-		kve, err := kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			return entry{}, 0, service.ErrTokenUnknown
-		}
-		if err != nil {
-			return entry{}, 0, fmt.Errorf("cluster: claim: %w", err)
-		}
-		e, err := decodeEntry(kve.Value())
+func claim(ctx context.Context, kv jetstream.KeyValue, name, token string) (entry, uint64, error) {
+	e, rev, err := casEntry(ctx, kv, tokenKey(sha256.Sum256([]byte(token))), func(e *entry, readErr error) (bool, error) {
 		switch {
-		case err != nil:
-			return entry{}, 0, fmt.Errorf("%w (%v)", service.ErrTokenUnknown, err)
+		case readErr == errNoEntry:
+			return false, service.ErrTokenUnknown
+		case readErr != nil:
+			return false, fmt.Errorf("%w (%v)", service.ErrTokenUnknown, readErr)
 		case !e.Open:
-			return e, 0, service.ErrTokenRevoked
+			return false, service.ErrTokenRevoked
 		case e.Edge == name:
-			return e, kve.Revision(), nil
+			return false, nil
 		case e.Edge != "":
-			return e, 0, service.ErrTokenClaimed
+			return false, service.ErrTokenClaimed
 		}
 		e.Edge = name
-		rev, err := kv.Update(ctx, key, e.encode(), kve.Revision())
-		if err == nil {
-			return e, rev, nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return entry{}, 0, fmt.Errorf("cluster: claim: %w", err)
-		}
+		return true, nil
+	})
+	if err != nil && !errors.Is(err, service.ErrTokenUnknown) && !errors.Is(err, service.ErrTokenRevoked) && !errors.Is(err, service.ErrTokenClaimed) {
+		err = fmt.Errorf("cluster: claim: %w", err)
 	}
-	return entry{}, 0, fmt.Errorf("cluster: claim: the entry kept changing (%d rounds)", maxClaimRounds)
+	return e, rev, err
 }
 
 func (e entry) directory() service.DirectoryEntry {

@@ -216,28 +216,20 @@ func (h *Home) setClosed(hash [32]byte) error {
 	ctx, cancel := context.WithTimeout(h.ctx, DefaultPublishWait)
 	defer cancel()
 	key := tokenKey(hash)
-	for range maxClaimRounds {
-		kve, err := h.l.kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		e, err := decodeEntry(kve.Value())
-		if err != nil { // not ours to read: remove it
-			return h.l.kv.Delete(ctx, key)
-		}
-		if !e.Open {
-			return nil
-		}
+	unreadable, wrote := false, false
+	_, _, err := casEntry(ctx, h.l.kv, key, func(e *entry, readErr error) (bool, error) {
+		unreadable = readErr != nil && readErr != errNoEntry
+		wrote = readErr == nil && e.Open
 		e.Open = false
-		if _, err = h.l.kv.Update(ctx, key, e.encode(), kve.Revision()); err == nil {
-			h.stats.revoked.Add(1)
-			return nil
-		} else if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return err
-		}
+		return wrote, nil
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("cluster: revocation: %w", err)
+	case unreadable: // not ours to read: remove it
+		return h.l.kv.Delete(ctx, key)
+	case wrote:
+		h.stats.revoked.Add(1)
 	}
-	return errors.New("cluster: revocation: the entry kept changing")
+	return nil
 }
