@@ -1,8 +1,6 @@
 package service
 
 import (
-	"bufio"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -41,41 +39,10 @@ func TestUnsentRepliesCostTheirBytes(t *testing.T) {
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	probe := []byte(`{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"}` + "\n")
-	var chunk []byte
-	for range 512 {
-		chunk = append(chunk, probe...)
-	}
-	var conns []net.Conn
-	for i := range peers {
-		rt, err := s.mgr.Open(fmt.Sprintf("/root/m%d", i), "", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := s.tokens.bind(rt, nil, nil, s.now())
-		c, err := net.Dial("unix", filepath.Join(dir, "s"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", b.token)
-		bufio.NewReader(c) // never read
-		conns = append(conns, c)
-	}
-	// Fill each peer to 60 % of its bound: the frames still in its socket
-	// when the writing stops (about 220 KB, as many bytes of replies) take
-	// it to about 85 %, never past it.
-	want := peers * DefaultMaxUnsent * 6 / 10
-	deadline := time.Now().Add(30 * time.Second)
-	for _, c := range conns {
-		for s.budget.total() < want*(indexOf(conns, c)+1)/peers {
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d bytes unsent after 30 s: %+v, %d conns", s.budget.total(), s.Stats(), ConnCount(s))
-			}
-			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			c.Write(chunk)
-		}
-	}
+	// Each peer is filled to 60 % of its bound: the frames still in its
+	// socket when the writing stops (about 220 KB, as many bytes of
+	// replies) take it to about 85 %, never past it.
+	fillUnsent(t, s, filepath.Join(dir, "s"), peers)
 	for prev := -1; prev != s.budget.total(); { // the frames in flight are handled
 		prev = s.budget.total()
 		time.Sleep(200 * time.Millisecond)
@@ -93,13 +60,4 @@ func TestUnsentRepliesCostTheirBytes(t *testing.T) {
 	if ratio > 2.2 {
 		t.Errorf("unsent replies cost %.2fx their bytes in heap, want at most 2.2x (a buffer's doubling)", ratio)
 	}
-}
-
-func indexOf(cs []net.Conn, c net.Conn) int {
-	for i, x := range cs {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
