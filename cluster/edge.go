@@ -222,7 +222,7 @@ func (e *Edge) countsLoop(m *relay.Manager) {
 		}
 		e.mu.Unlock()
 		for h, path := range claims {
-			st, ok := m.Status(path)
+			st, ok := m.Thread(path) // the summary: no copy of its diagnostics
 			if !ok {
 				continue
 			}
