@@ -65,13 +65,6 @@ type rule struct {
 	need        [][]uint8 // literals (ruleBook.lits) of which every match holds one of each group
 }
 
-type allow struct {
-	target    target
-	and       bool
-	re        *regexp.Regexp // the regexes joined; nil if none
-	stopwords []string
-}
-
 // ruleBook is the compiled tables: built once, on first use, since
 // compiling some 230 regexes costs over 100 ms of CPU that a program
 // which never redacts should not pay at start.
@@ -203,41 +196,6 @@ func runScanStride(rules []rule) int {
 		}
 	}
 	return max(k, 8)
-}
-
-func compileAllow(a allowSpec) allow {
-	out := allow{target: a.Target, and: a.And, stopwords: a.Stopwords}
-	if len(a.Regexes) > 0 {
-		out.re = regexp.MustCompile("(?:" + strings.Join(a.Regexes, ")|(?:") + ")")
-	}
-	return out
-}
-
-// allows reports whether a finding with this secret, match and line is
-// allowed, as upstream decides it.
-func (a *allow) allows(secret, match, line string) bool {
-	t := secret
-	switch a.target {
-	case targetMatch:
-		t = match
-	case targetLine:
-		t = line
-	}
-	reOK := a.re != nil && t != "" && a.re.MatchString(t)
-	stopOK := false
-	if len(a.stopwords) > 0 && secret != "" {
-		lower := strings.ToLower(secret)
-		for _, w := range a.stopwords {
-			if strings.Contains(lower, w) {
-				stopOK = true
-				break
-			}
-		}
-	}
-	if a.and {
-		return (a.re == nil || reOK) && (len(a.stopwords) == 0 || stopOK)
-	}
-	return reOK || stopOK
 }
 
 // Rules returns the ids of every rule, upstream's then diagrelay's, in
