@@ -11,11 +11,18 @@ package redact
 type scanner struct {
 	class   [256]uint8 // byte -> class; 0 is every byte no keyword has
 	classes int        // number of classes, 0 included
-	next    []uint16   // next[state*classes+class]
-	// table is next in an array a uint16 indexes, so that the scan reads
-	// it without a bounds check; nil if next is longer.
-	table *[1 << 16]uint16
-	out   [][]uint16 // keywords that end at a state (suffixes included)
+	// next[state*classes+class] is the next state, with outputFlag if
+	// keywords end there; nil when table holds the automaton.
+	next []uint16
+	out  [][]uint16 // keywords that end at a state (suffixes included)
+	// table is the automaton in an array a uint16 indexes, so that the
+	// scan reads it without a bounds check, its states renumbered so that
+	// those with keywords come last, from outBase, and each entry the next
+	// state times classes: a byte costs an add and a load, no multiply.
+	// nil if the automaton has more than 1<<16 entries.
+	table   *[1 << 16]uint16
+	outBase uint16
+	outPre  [][]uint16 // by renumbered state: out
 }
 
 // Bytes of the non-ASCII characters that fold to an ASCII letter, as the
@@ -101,6 +108,10 @@ func newScanner(keywords []string) *scanner {
 	for i := range nodes {
 		s.out[i] = nodes[i].out
 	}
+	if len(s.next) <= len(s.table) {
+		s.premultiply()
+		return s
+	}
 	// Mark the transitions into a state with output, so that the scan
 	// reads out only there.
 	for i, to := range s.next {
@@ -108,11 +119,41 @@ func newScanner(keywords []string) *scanner {
 			s.next[i] = to | outputFlag
 		}
 	}
-	if len(s.next) <= len(s.table) {
-		s.table = new([1 << 16]uint16)
-		copy(s.table[:], s.next)
-	}
 	return s
+}
+
+// premultiply builds table from next and out, and drops them.
+func (s *scanner) premultiply() {
+	n := len(s.out)
+	renum := make([]uint16, n)
+	k := uint16(0)
+	for pass := range 2 {
+		for st := range n {
+			if (len(s.out[st]) > 0) == (pass == 1) {
+				if pass == 1 && s.outBase == 0 {
+					s.outBase = k * uint16(s.classes)
+				}
+				renum[st] = k
+				k++
+			}
+		}
+	}
+	if s.outBase == 0 {
+		s.outBase = uint16(n * s.classes) // no state has output (no keywords)
+	}
+	if len(s.out[0]) > 0 {
+		panic("redact: an empty keyword")
+	}
+	s.table = new([1 << 16]uint16)
+	s.outPre = make([][]uint16, n)
+	for st := range n {
+		base := int(renum[st]) * s.classes
+		for c := range s.classes {
+			s.table[base+c] = renum[s.next[st*s.classes+c]] * uint16(s.classes)
+		}
+		s.outPre[renum[st]] = s.out[st]
+	}
+	s.next, s.out = nil, nil
 }
 
 func union(a, b []uint16) []uint16 {
@@ -157,8 +198,9 @@ func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end in
 	if s.table == nil {
 		return scanSlice(s, text, visit)
 	}
-	var state uint16
-	n, t, class := s.classes, s.table, &s.class
+	// v is the state times classes (the root is 0).
+	var v uint16
+	t, class, outBase := s.table, &s.class, s.outBase
 	for i := 0; i < len(text); i++ {
 		b := text[i]
 		if b >= 0x80 {
@@ -166,10 +208,9 @@ func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end in
 			b, i, f = foldByte(text, i)
 			folded = folded || f
 		}
-		state = t[uint16(int(state)*n+int(class[b]))]
-		if state&outputFlag != 0 {
-			state &^= outputFlag
-			for _, k := range s.out[state] {
+		v = t[v+uint16(class[b])]
+		if v >= outBase {
+			for _, k := range s.outPre[int(v)/s.classes] {
 				visit(k, i+1)
 			}
 		}
