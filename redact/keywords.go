@@ -23,6 +23,8 @@ type scanner struct {
 	table   *[1 << 16]uint16
 	outBase uint16
 	outPre  [][]uint16 // by renumbered state: out
+	depth   int        // the automaton's: its longest keyword's bytes, at most keywordCut
+	rest    []string   // by keyword: its bytes past keywordCut
 }
 
 // Bytes of the non-ASCII characters that fold to an ASCII letter, as the
@@ -39,13 +41,22 @@ const (
 // outputFlag marks, in scanner.next, a state where keywords end.
 const outputFlag = 1 << 15
 
+// keywordCut is the most bytes of a keyword the automaton holds; the
+// rest is compared where those occur. A shallow automaton has fewer states
+// (more of its table in the cache) and lets the scan split a text of a
+// line's length in two (scanText).
+const keywordCut = 8
+
 // newScanner builds the automaton for keywords, lowercase ASCII; a scan
 // reports keyword i by its index.
 func newScanner(keywords []string) *scanner {
-	s := &scanner{}
-	// Classes: one per distinct keyword byte.
+	s := &scanner{rest: make([]string, len(keywords))}
+	// Classes: one per distinct byte of the keywords' first keywordCut.
 	n := 1
-	for _, k := range keywords {
+	for ki, k := range keywords {
+		if len(k) > keywordCut {
+			k, s.rest[ki] = k[:keywordCut], k[keywordCut:]
+		}
 		for i := 0; i < len(k); i++ {
 			if s.class[k[i]] == 0 {
 				s.class[k[i]] = uint8(n)
@@ -65,6 +76,8 @@ func newScanner(keywords []string) *scanner {
 	}
 	nodes := []node{{child: make([]uint16, n)}}
 	for ki, k := range keywords {
+		k = k[:min(len(k), keywordCut)]
+		s.depth = max(s.depth, len(k))
 		cur := 0
 		for i := 0; i < len(k); i++ {
 			c := s.class[k[i]]
@@ -198,10 +211,42 @@ func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end in
 	if s.table == nil {
 		return scanSlice(s, text, visit)
 	}
-	// v is the state times classes (the root is 0).
-	var v uint16
+	if len(text) < 2*s.depth+32 {
+		return scanFrom(s, text, 0, 0, 0, 0, visit)
+	}
+	// Two scans at once, so that each byte's dependent load overlaps the
+	// other scan's: the first reads [0, m), the second [m-depth, end) and
+	// reports only what ends after m. Its state is right from m on, since
+	// a state stands for at most depth bytes before it (all ASCII here).
+	// Where either meets a non-ASCII byte, the first scan goes on alone
+	// to the end, skipping what the second reported.
 	t, class, outBase := s.table, &s.class, s.outBase
-	for i := 0; i < len(text); i++ {
+	m := (len(text) + s.depth) / 2
+	var v, w uint16 // the two states, times classes (the root is 0)
+	i, j := 0, m-s.depth
+	for ; i < m; i, j = i+1, j+1 {
+		a, b := text[i], text[j]
+		if a|b >= 0x80 {
+			return scanFrom(s, text, i, v, m, j, visit)
+		}
+		v = t[v+uint16(class[a])]
+		w = t[w+uint16(class[b])]
+		if v >= outBase {
+			report(s, text, s.outPre[int(v)/s.classes], i+1, visit)
+		}
+		if w >= outBase && j >= m {
+			report(s, text, s.outPre[int(w)/s.classes], j+1, visit)
+		}
+	}
+	return scanFrom(s, text, j, w, 0, 0, visit)
+}
+
+// scanFrom scans text[i:] from state v (times classes), not reporting
+// what ends after skipFrom and at or before skipTo. It returns whether it
+// read a folded character.
+func scanFrom[T string | []byte](s *scanner, text T, i int, v uint16, skipFrom, skipTo int, visit func(k uint16, end int)) (folded bool) {
+	t, class, outBase := s.table, &s.class, s.outBase
+	for ; i < len(text); i++ {
 		b := text[i]
 		if b >= 0x80 {
 			var f bool
@@ -209,10 +254,8 @@ func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end in
 			folded = folded || f
 		}
 		v = t[v+uint16(class[b])]
-		if v >= outBase {
-			for _, k := range s.outPre[int(v)/s.classes] {
-				visit(k, i+1)
-			}
+		if v >= outBase && (i+1 <= skipFrom || i+1 > skipTo) {
+			report(s, text, s.outPre[int(v)/s.classes], i+1, visit)
 		}
 	}
 	return folded
@@ -232,12 +275,48 @@ func scanSlice[T string | []byte](s *scanner, text T, visit func(k uint16, end i
 		state = s.next[int(state)*n+int(s.class[b])]
 		if state&outputFlag != 0 {
 			state &^= outputFlag
-			for _, k := range s.out[state] {
-				visit(k, i+1)
-			}
+			report(s, text, s.out[state], i+1, visit)
 		}
 	}
 	return folded
+}
+
+// report visits the keywords ks whose first keywordCut bytes (or all)
+// end at end, where the rest of each follows.
+func report[T string | []byte](s *scanner, text T, ks []uint16, end int, visit func(k uint16, end int)) {
+	for _, k := range ks {
+		if rest := s.rest[k]; rest != "" {
+			e, ok := hasFolded(text, end, rest)
+			if !ok {
+				continue
+			}
+			visit(k, e)
+			continue
+		}
+		visit(k, end)
+	}
+}
+
+// hasFolded reports whether text[i:], read as the scan reads it (ASCII
+// case folded, the three letters as theirs), begins with rest, and where
+// that ends.
+func hasFolded[T string | []byte](text T, i int, rest string) (int, bool) {
+	for j := 0; j < len(rest); j++ {
+		if i >= len(text) {
+			return 0, false
+		}
+		b := text[i]
+		if b >= 0x80 {
+			b, i, _ = foldByte(text, i)
+		} else if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if b != rest[j] {
+			return 0, false
+		}
+		i++
+	}
+	return i, true
 }
 
 // foldByte reads the non-ASCII byte text[i]: one of the three characters

@@ -8,19 +8,31 @@ import (
 )
 
 // naiveOccurrences is every (keyword, end) of keywords in text, ASCII case
-// folded, by a search at every offset.
+// folded and the three non-ASCII letters read as theirs, by a search at
+// every offset.
 func naiveOccurrences(keywords []string, text string) []string {
-	lower := strings.Map(func(r rune) rune {
-		if 'A' <= r && r <= 'Z' {
-			return r + 'a' - 'A'
+	var folded []byte
+	var ends []int // by folded byte: where it ends in text
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case strings.HasPrefix(text[i:], "\u212a"):
+			c, i = 'k', i+2
+		case strings.HasPrefix(text[i:], "\u0130"):
+			c, i = 'i', i+1
+		case strings.HasPrefix(text[i:], "\u017f"):
+			c, i = 's', i+1
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
 		}
-		return r
-	}, text)
+		folded = append(folded, c)
+		ends = append(ends, i+1)
+	}
 	var out []string
 	for k, w := range keywords {
-		for i := 0; i+len(w) <= len(lower); i++ {
-			if lower[i:i+len(w)] == w {
-				out = append(out, fmt.Sprint(k, "@", i+len(w)))
+		for i := 0; i+len(w) <= len(folded); i++ {
+			if string(folded[i:i+len(w)]) == w {
+				out = append(out, fmt.Sprint(k, "@", ends[i+len(w)-1]))
 			}
 		}
 	}
@@ -56,15 +68,28 @@ func TestScannerFindsEveryOccurrence(t *testing.T) {
 			t.Fatalf("%s: table %v, want %v", c.name, s.table != nil, c.table)
 		}
 		found := 0
-		for range 300 {
+		// Texts short and long (the scan splits those over twice its
+		// longest keyword in two), some with non-ASCII bytes anywhere:
+		// letters read as ASCII ones, inside keywords too, and others.
+		nonASCII := []string{"\u212a", "\u0130", "\u017f", "é", "\u202e", "\xff"}
+		fold := strings.NewReplacer("k", "\u212a", "i", "\u0130", "s", "\u017f")
+		for n := range 600 {
 			var b strings.Builder
-			for range 1 + rng.IntN(12) {
+			for range 1 + rng.IntN(4+n/10) {
 				b.WriteString(pick(rng, alnum+" _-.=:/", rng.IntN(12)))
 				w := c.keywords[rng.IntN(len(c.keywords))]
-				if rng.IntN(2) == 0 {
+				switch rng.IntN(4) {
+				case 0:
 					w = strings.ToUpper(w)
+				case 1:
+					if n%3 == 0 {
+						w = fold.Replace(w)
+					}
 				}
 				b.WriteString(w)
+				if n%3 == 0 && rng.IntN(4) == 0 {
+					b.WriteString(nonASCII[rng.IntN(len(nonASCII))])
+				}
 			}
 			text := b.String()
 			var got []string
