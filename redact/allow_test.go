@@ -150,15 +150,15 @@ func BenchmarkAllowlist(b *testing.B) {
 		}
 	}
 	line := "loaded config api_key=BCDFGHJKLMNPQRSTVWXZbcdfghjk9x from env"
-	m := r.re.FindStringSubmatchIndex(line)
+	m := r.regexp().FindStringSubmatchIndex(line)
 	match, secret := line[m[0]:m[1]], line[m[2]:m[3]]
 	b.ReportAllocs()
 	for b.Loop() {
 		if bk.global.allows(secret, match, line) {
 			b.Fatal("allowed")
 		}
-		for k := range r.allow {
-			if r.allow[k].allows(secret, match, line) {
+		for _, a := range r.allowlists() {
+			if a.allows(secret, match, line) {
 				b.Fatal("allowed")
 			}
 		}

@@ -1,8 +1,8 @@
 package redact
 
 import (
-	"regexp"
 	"regexp/syntax"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -19,10 +19,14 @@ import (
 // over the whole text, as upstream runs it: the anchor only ever skips
 // work, never changes a result.
 type anchor struct {
-	re *regexp.Regexp // ^(?:key part, the bounded rest, the cut part)
-	// pre runs re's pattern, assertions taken to hold, as a lazy DFA: what
-	// candidates calls (re stays, for the tests that check pre ⊇ re).
-	pre *prefilter
+	// cat is the key part, the bounded rest and the cut part, which must
+	// match at the start of the window (the tests check that the
+	// prefilter passes wherever ^(?:cat) matches). The prefilter runs cat,
+	// assertions taken to hold, as a lazy DFA; it is built on first use,
+	// as the rule's regex is (compiledRule).
+	cat  *syntax.Regexp
+	once sync.Once
+	pre  *prefilter // nil if it could not be built: every window passes
 	// max is the most bytes re can match: it runs on text[q:q+max+1].
 	max int
 	// offsets[kw] are the byte offsets at which keyword kw can sit in the
@@ -36,15 +40,12 @@ type anchor struct {
 // maxLang bounds the strings a key part may stand for.
 const maxLang = 256
 
-// newAnchor builds the anchor of a regex and its keywords, or returns nil
-// when the regex's shape does not prove that every match holds a keyword
-// (the rule then runs wherever a keyword occurs).
-func newAnchor(expr string, keywords []string) *anchor {
+// newAnchor builds the anchor of a regex (parsed with syntax.Perl, not
+// changed) and its keywords, or returns nil when the regex's shape does
+// not prove that every match holds a keyword (the rule then runs wherever
+// a keyword occurs).
+func newAnchor(re *syntax.Regexp, keywords []string) *anchor {
 	if len(keywords) == 0 {
-		return nil
-	}
-	re, err := syntax.Parse(expr, syntax.Perl)
-	if err != nil {
 		return nil
 	}
 	parts := flatten(re, nil)
@@ -113,15 +114,14 @@ func build(parts []*syntax.Regexp, k int, offsets map[string][]int) *anchor {
 		}
 	}
 	cat := &syntax.Regexp{Op: syntax.OpConcat, Sub: seq}
-	re, err := regexp.Compile(`^(?:` + cat.String() + `)`)
-	if err != nil {
-		return nil
-	}
-	pre := newPrefilter(cat)
-	if pre == nil {
-		return nil
-	}
-	return &anchor{re: re, pre: pre, max: total, offsets: offsets, least: leastRun(cat, 0, 0)}
+	return &anchor{cat: cat, max: total, offsets: offsets, least: leastRun(cat, 0, 0)}
+}
+
+// prefilter is the anchor's prefilter, built on first use; nil if it
+// cannot be (then the anchor skips nothing).
+func (a *anchor) prefilter() *prefilter {
+	a.once.Do(func() { a.pre = newPrefilter(a.cat) })
+	return a.pre
 }
 
 // flatten lists the top-level parts of a concatenation, looking through

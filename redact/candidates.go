@@ -168,11 +168,16 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 				if !rs.window(q, end, a.least, b.runK) {
 					continue
 				}
-				ok, stop := prefilterMatches(a.pre, text, q, end, false)
+				pre := a.prefilter()
+				if pre == nil {
+					run.add(ri)
+					break
+				}
+				ok, stop := prefilterMatches(pre, text, q, end, false)
 				// The view needs a look only if it may differ from the
 				// text before where the text's walk stopped.
 				if !ok && punctuationIn(text, q, min(stop+1, end)) {
-					ok, _ = prefilterMatches(a.pre, text, q, end, true)
+					ok, _ = prefilterMatches(pre, text, q, end, true)
 				}
 				if ok {
 					run.add(ri)

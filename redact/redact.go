@@ -92,7 +92,7 @@ func (b *ruleBook) pass(text string) (string, Counts) {
 			continue
 		}
 		r := &b.rules[i]
-		for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
+		for _, loc := range r.regexp().FindAllStringSubmatchIndex(text, -1) {
 			if h, ok := b.accept(r, i, text, loc); ok {
 				hits = append(hits, h)
 			}
@@ -100,7 +100,7 @@ func (b *ruleBook) pass(text string) (string, Counts) {
 		if view == nil {
 			continue
 		}
-		for _, loc := range r.re.FindAllSubmatchIndex(*view, -1) {
+		for _, loc := range r.regexp().FindAllSubmatchIndex(*view, -1) {
 			if h, ok := b.accept(r, i, text, loc); ok {
 				hits = append(hits, h)
 			}
@@ -174,8 +174,9 @@ func (b *ruleBook) accept(r *rule, i int, text string, loc []int) (hit, bool) {
 	if b.global.allows(secret, match, text) {
 		return hit{}, false
 	}
-	for k := range r.allow {
-		if r.allow[k].allows(secret, match, text) {
+	allow := r.allowlists()
+	for k := range allow {
+		if allow[k].allows(secret, match, text) {
 			return hit{}, false
 		}
 	}

@@ -43,7 +43,7 @@ func TestRunPrefilterHolds(t *testing.T) {
 			genMatch(rng, re.Simplify(), &sb)
 			m := sb.String()
 			for _, text := range []string{m, "x " + m + ", y", "k=" + m, "(" + m + ")"} {
-				for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
+				for _, loc := range r.regexp().FindAllStringSubmatchIndex(text, -1) {
 					if _, ok := b.accept(r, i, text, loc); !ok {
 						continue
 					}
