@@ -86,45 +86,65 @@ func TestStartupAllocations(t *testing.T) {
 }
 
 // BenchmarkStartupRSS measures the memory of the real diagrelay binary
-// (built by the benchmark with go build, not this test binary, whose test
-// code adds to its size; DIAGRELAY_BIN names another): the peak RSS of `diagrelay
+// (built by the benchmark as the README installs it and the npm packages
+// ship it, with CGO_ENABLED=0, not this test binary, whose test code adds
+// to its size; DIAGRELAY_BIN names another): the peak RSS of `diagrelay
 // --version`, the RSS of an idle `serve`, and what serve's RSS grows by
 // per open thread (runtime.open, never connected) and per connected child
-// (a socket connection that said hello). Run it once:
+// (a socket connection that said hello). version-cgo is --version of a
+// plain `go build` where cgo is on, linked to the C library. Run it once:
 //
 //	go test -run NONE -bench StartupRSS -benchtime 1x ./cmd/diagrelay/
 func BenchmarkStartupRSS(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	bin := os.Getenv("DIAGRELAY_BIN") // another build to compare, such as an older one
-	if bin == "" {
-		bin = filepath.Join(b.TempDir(), "diagrelay")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := func(cgo string) string {
+		bin := filepath.Join(b.TempDir(), "diagrelay")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("go build: %v\n%s", err, out)
 		}
+		return bin
 	}
-	b.Run("version", func(b *testing.B) {
-		// GNU time reports the peak RSS of the process it runs. A Go
-		// process cannot: the kernel's rusage of a child it starts counts
-		// the parent's own RSS, shared with the child until its exec.
-		gnuTime, err := exec.LookPath("/usr/bin/time")
-		if err != nil {
-			b.Skip("needs GNU time at /usr/bin/time")
-		}
-		var peak float64
-		for range b.N {
-			out, err := exec.Command(gnuTime, "-f", "maxrss %M", bin, "--version").CombinedOutput()
-			_, kb, ok := strings.Cut(string(out), "maxrss ")
-			n, perr := strconv.ParseFloat(strings.TrimSpace(kb), 64)
-			if err != nil || !ok || perr != nil {
-				b.Fatalf("time diagrelay --version: %v, %q", err, out)
+	bin := os.Getenv("DIAGRELAY_BIN") // another build to compare, such as an older one
+	if bin == "" {
+		bin = build("0")
+	}
+	version := func(bin string) func(b *testing.B) {
+		return func(b *testing.B) {
+			// GNU time reports the peak RSS of the process it runs. A Go
+			// process cannot: the kernel's rusage of a child it starts
+			// counts the parent's own RSS, shared with the child until its
+			// exec.
+			gnuTime, err := exec.LookPath("/usr/bin/time")
+			if err != nil {
+				b.Skip("needs GNU time at /usr/bin/time")
 			}
-			peak = max(peak, n)
+			var peak float64
+			for range b.N {
+				out, err := exec.Command(gnuTime, "-f", "maxrss %M", bin, "--version").CombinedOutput()
+				_, kb, ok := strings.Cut(string(out), "maxrss ")
+				n, perr := strconv.ParseFloat(strings.TrimSpace(kb), 64)
+				if err != nil || !ok || perr != nil {
+					b.Fatalf("time diagrelay --version: %v, %q", err, out)
+				}
+				peak = max(peak, n)
+			}
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(peak/1024, "peak-RSS-MB")
 		}
-		b.ReportMetric(0, "ns/op")
-		b.ReportMetric(peak/1024, "peak-RSS-MB")
-	})
+	}
+	b.Run("version", version(bin))
+	if os.Getenv("DIAGRELAY_BIN") == "" {
+		b.Run("version-cgo", func(b *testing.B) {
+			if _, err := exec.LookPath("gcc"); err != nil {
+				b.Skip("cgo needs a C compiler")
+			}
+			version(build("1"))(b)
+		})
+	}
 	b.Run("serve", func(b *testing.B) {
 		const threads, children = 1000, 200
 		command := func(args ...string) *exec.Cmd { return exec.Command(bin, args...) }
