@@ -15,7 +15,7 @@ type kwRule struct {
 
 // maxRuns bounds the long runs a text's scan keeps; past it, every window
 // check passes (still correct, only slower).
-const maxRuns = 64
+const maxRuns = 24
 
 // textRuns is what the run scan found: the longest run, or k-1 if none
 // is k bytes long (it may be as long as that), and the runs of at least

@@ -222,22 +222,24 @@ func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end in
 	// to the end, skipping what the second reported.
 	t, class, outBase := s.table, &s.class, s.outBase
 	m := (len(text) + s.depth) / 2
-	var v, w uint16 // the two states, times classes (the root is 0)
-	i, j := 0, m-s.depth
-	for ; i < m; i, j = i+1, j+1 {
-		a, b := text[i], text[j]
+	ta, tb := text[:m], text[m-s.depth:]
+	tb = tb[:len(ta)] // the same length: no bounds checks below
+	var v, w uint16   // the two states, times classes (the root is 0)
+	for k := 0; k < len(ta); k++ {
+		a, b := ta[k], tb[k]
 		if a|b >= 0x80 {
-			return scanFrom(s, text, i, v, m, j, visit)
+			return scanFrom(s, text, k, v, m, m-s.depth+k, visit)
 		}
 		v = t[v+uint16(class[a])]
 		w = t[w+uint16(class[b])]
 		if v >= outBase {
-			report(s, text, s.outPre[int(v)/s.classes], i+1, visit)
+			report(s, text, s.outPre[int(v)/s.classes], k+1, visit)
 		}
-		if w >= outBase && j >= m {
-			report(s, text, s.outPre[int(w)/s.classes], j+1, visit)
+		if w >= outBase && k >= s.depth { // the second reports from m on
+			report(s, text, s.outPre[int(w)/s.classes], m-s.depth+k+1, visit)
 		}
 	}
+	j := m - s.depth + len(ta)
 	return scanFrom(s, text, j, w, 0, 0, visit)
 }
 
