@@ -118,11 +118,11 @@ func TestAlternatives(t *testing.T) {
 	}
 	got := alternatives(`(?i)(?:rapid|capital|[a-z0-9-]*?api[a-z0-9-]*?:jar:|key[_.-]?(?:alias|board))`)
 	if len(got) != 4 {
-		t.Fatalf("alternatives: %q", got)
+		t.Fatalf("alternatives: %v", got)
 	}
 	for i, want := range []string{"rapid", "capital", "api :jar:", "key alias|board"} {
 		if sets(got[i]) != want {
-			t.Errorf("alternative %q: literals %q, want %q", got[i].expr, sets(got[i]), want)
+			t.Errorf("alternative %v: literals %q, want %q", got[i].tree, sets(got[i]), want)
 		}
 	}
 	for expr, want := range map[string]string{
