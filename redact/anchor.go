@@ -35,6 +35,12 @@ type anchor struct {
 	offsets map[string][]int
 	// least is the least run (runs.go) a match of re holds.
 	least int
+	// boundary lists where, from the key part's start, the regex asserts
+	// \b: just before the key part, and just after it when it matches one
+	// string only. The prefilter takes assertions to hold; these are
+	// checked on the text (Go's \b is ASCII), so that \bcurl\b does not
+	// pass at every "libcurl".
+	boundary []int
 }
 
 // maxLang bounds the strings a key part may stand for.
@@ -87,6 +93,39 @@ func newAnchor(re *syntax.Regexp, keywords []string) *anchor {
 // build makes the anchored regex from parts[k:]: the bounded run, then the
 // first unbounded part cut.
 func build(parts []*syntax.Regexp, k int, offsets map[string][]int) *anchor {
+	a := buildAnchor(parts, k, offsets)
+	if a == nil {
+		return nil
+	}
+	if k > 0 && parts[k-1].Op == syntax.OpWordBoundary {
+		a.boundary = append(a.boundary, 0)
+	}
+	if lang, ok := language(parts[k]); ok && len(lang) == 1 && caseExact(parts[k]) &&
+		k+1 < len(parts) && parts[k+1].Op == syntax.OpWordBoundary {
+		a.boundary = append(a.boundary, len(lang[0]))
+	}
+	return a
+}
+
+// atBoundaries reports whether text has a word boundary at q plus each
+// of a.boundary.
+func atBoundaries[T string | []byte](a *anchor, text T, q int) bool {
+	for _, o := range a.boundary {
+		p := q + o
+		before := p > 0 && p <= len(text) && isWordByte(text[p-1])
+		after := p < len(text) && isWordByte(text[p])
+		if before == after {
+			return false
+		}
+	}
+	return true
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+func buildAnchor(parts []*syntax.Regexp, k int, offsets map[string][]int) *anchor {
 	var seq []*syntax.Regexp
 	total := 0
 	for _, p := range parts[k:] {

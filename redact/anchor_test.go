@@ -143,3 +143,28 @@ func anchorRegexp(a *anchor) *regexp.Regexp {
 	anchorRegexps.Store(a, re)
 	return re
 }
+
+// An anchor checks the word boundaries its regex asserts around the key
+// part on the text: \bcurl\b does not run at every "libcurl", and still
+// runs at "curl".
+func TestAnchorBoundaries(t *testing.T) {
+	b := book()
+	ri := indexOf(t, "curl-auth-user")
+	if a := b.rules[ri].anchor; a == nil || len(a.boundary) != 2 {
+		t.Fatalf("curl-auth-user's anchor: %+v", a)
+	}
+	for text, want := range map[string]bool{
+		"curl -u admin:Xq7pLm2vRt9z https://x":              true,
+		"$ curl --user admin:Xq7pLm2vRt9z https://x":        true,
+		"libcurl4 -updates -u admin:Xq7pLm2vRt9z https://x": false,
+		"curly -u admin:Xq7pLm2vRt9z https://x":             false,
+	} {
+		c := candidates(b, text)
+		if got := c.has(ri); got != want {
+			t.Errorf("%q: curl-auth-user runs %v, want %v", text, got, want)
+		}
+		if want {
+			mustRedact(t, text, "curl-auth-user", "Xq7pLm2vRt9z")
+		}
+	}
+}

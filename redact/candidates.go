@@ -140,8 +140,15 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 	if !possible(b, text, rs.longest) {
 		return run
 	}
+	// A rule the keywords or an anchor would run still needs its
+	// literals: a \bcurl\b rule need not run on every "libcurl".
+	var sc litScan
+	holds := func(ri uint16) bool {
+		need := b.rules[ri].need
+		return need == nil || holdsAll(&b.lits, text, need, &sc)
+	}
 	for _, i := range b.always {
-		if b.rules[i].least <= rs.longest {
+		if b.rules[i].least <= rs.longest && holds(uint16(i)) {
 			run.add(uint16(i))
 		}
 	}
@@ -156,7 +163,9 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 			seen.add(ri)
 			a := b.rules[ri].anchor
 			if a == nil {
-				run.add(ri)
+				if holds(ri) {
+					run.add(ri)
+				}
 				continue
 			}
 			for _, o := range h.offsets {
@@ -165,12 +174,14 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 					continue
 				}
 				end := min(len(text), q+a.max+1)
-				if !rs.window(q, end, a.least, b.runK) {
+				if !rs.window(q, end, a.least, b.runK) || !atBoundaries(a, text, q) {
 					continue
 				}
 				pre := a.prefilter()
 				if pre == nil {
-					run.add(ri)
+					if holds(ri) {
+						run.add(ri)
+					}
 					break
 				}
 				ok, stop := prefilterMatches(pre, text, q, end, false)
@@ -180,7 +191,9 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 					ok, _ = prefilterMatches(pre, text, q, end, true)
 				}
 				if ok {
-					run.add(ri)
+					if holds(ri) {
+						run.add(ri)
+					}
 					break
 				}
 			}

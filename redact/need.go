@@ -33,9 +33,16 @@ func requiredGroups(re *syntax.Regexp) []needGroup {
 		parts = re.Sub
 	}
 	var groups []needGroup
-	for _, p := range parts {
+	for i, p := range parts {
 		if g := partGroup(p); g != nil {
 			groups = append(groups, g)
+		}
+		// A few strings in two or three parts in a row: an alternation
+		// the parser factored (-u|--user is - then u|-user).
+		for j := i + 2; j <= min(i+3, len(parts)); j++ {
+			if g := stringsGroup(&syntax.Regexp{Op: syntax.OpConcat, Sub: parts[i:j]}); g != nil {
+				groups = append(groups, g)
+			}
 		}
 	}
 	slices.SortStableFunc(groups, func(x, y needGroup) int { return x.cost() - y.cost() })
@@ -48,6 +55,9 @@ func requiredGroups(re *syntax.Regexp) []needGroup {
 func partGroup(p *syntax.Regexp) needGroup {
 	for p.Op == syntax.OpCapture {
 		p = p.Sub[0]
+	}
+	if p.Op == syntax.OpConcat {
+		return stringsGroup(p)
 	}
 	switch p.Op {
 	case syntax.OpLiteral:
@@ -66,6 +76,54 @@ func partGroup(p *syntax.Regexp) needGroup {
 		return g
 	}
 	return nil
+}
+
+// stringsGroup is the strings re matches as a group, if they are few,
+// found as they are (caseExact), each of at least two bytes (or one rare
+// byte) and none with a space (which log text is full of).
+func stringsGroup(re *syntax.Regexp) needGroup {
+	if !caseExact(re) {
+		return nil
+	}
+	lang, ok := language(re)
+	if !ok || len(lang) > maxGroupStrings {
+		return nil
+	}
+	var g needGroup
+	for _, s := range lang {
+		if len(s) < 2 && (len(s) == 0 || byteRank(s[0]) > 3) || strings.ContainsAny(s, " \t\n\r\f\v") {
+			return nil
+		}
+		g = append(g, newLiteral(s))
+	}
+	return g
+}
+
+// maxGroupStrings bounds the strings of a part taken as a group.
+const maxGroupStrings = 8
+
+// caseExact reports whether re matches only ASCII and folds no case, with
+// no uppercase letter in it: language then gives its strings as they are.
+func caseExact(re *syntax.Regexp) bool {
+	if re.Flags&syntax.FoldCase != 0 {
+		return false
+	}
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass:
+		for _, r := range re.Rune {
+			if r >= 0x80 || 'A' <= r && r <= 'Z' {
+				return false
+			}
+		}
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return false
+	}
+	for _, s := range re.Sub {
+		if !caseExact(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // caselessRun is the longest run of a literal's characters that stand for
@@ -125,14 +183,16 @@ func byteRank(c byte) int {
 	}
 	switch c {
 	case '.', ',', '-', '/', ':', '_':
-		return 8
+		// Dates, versions, paths and flags: as common in log text as a
+		// common letter.
+		return 60
 	}
 	return 1
 }
 
 // maxLiterals bounds the required literals of the whole table (found is a
 // bit set).
-const maxLiterals = 64
+const maxLiterals = 192
 
 // literals is the table's required literals, each once; groups refer to
 // them by index.
@@ -167,21 +227,27 @@ func (ls *literals) add(l literal) uint8 {
 // litScan is which literals one text holds, found as asked: one
 // IndexByte pass over the text for each rarest byte asked about, which
 // settles every literal that has it.
-type litScan struct{ done, found uint64 }
+type litScan struct{ done, found litSet }
+
+// litSet is a set of literal indices.
+type litSet [maxLiterals / 64]uint64
+
+func (s *litSet) add(i uint8)      { s[i/64] |= 1 << (i % 64) }
+func (s *litSet) has(i uint8) bool { return s[i/64]&(1<<(i%64)) != 0 }
 
 func holdsLiteral[T string | []byte](ls *literals, text T, i uint8, sc *litScan) bool {
-	if sc.done&(1<<i) != 0 {
-		return sc.found&(1<<i) != 0
+	if sc.done.has(i) {
+		return sc.found.has(i)
 	}
 	l := &ls.all[i]
 	c := l.s[l.rare]
 	same := ls.same[i]
 	for _, j := range same {
-		sc.done |= 1 << j
+		sc.done.add(j)
 	}
 	p := indexByte(text, c)
 	if p >= 0 && len(same) == 1 && len(l.s) == 1 {
-		sc.found |= 1 << i // a one-byte literal: found
+		sc.found.add(i) // a one-byte literal: found
 		return true
 	}
 	for p >= 0 {
@@ -189,7 +255,7 @@ func holdsLiteral[T string | []byte](ls *literals, text T, i uint8, sc *litScan)
 			m := &ls.all[j]
 			at := p - m.rare
 			if at >= 0 && at+len(m.s) <= len(text) && string(text[at:at+len(m.s)]) == m.s {
-				sc.found |= 1 << j
+				sc.found.add(j)
 			}
 		}
 		q := indexByte(text[p+1:], c)
@@ -198,7 +264,7 @@ func holdsLiteral[T string | []byte](ls *literals, text T, i uint8, sc *litScan)
 		}
 		p += 1 + q
 	}
-	return sc.found&(1<<i) != 0
+	return sc.found.has(i)
 }
 
 // holdsAll reports whether text holds a literal of every group of rule

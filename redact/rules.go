@@ -62,7 +62,7 @@ type rule struct {
 	always      bool // no keywords
 	anchor      *anchor
 	least       int       // the least run a match holds (runs.go)
-	need        [][]uint8 // literals (ruleBook.lits) of which every match holds one of each group
+	need        [][]uint8 // literals (ruleBook.lits) of which every match holds one of each group (need.go)
 }
 
 // compiledRule is what a rule needs only once it runs: its regex and
@@ -179,8 +179,9 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 			b.hitsOf[k] = append(b.hitsOf[k], h)
 		}
 	}
-	// Only a rule whose least run is below every rule's without literals
-	// is ever asked for its literals (possible).
+	// possible asks a rule whose least run is below every rule's without
+	// literals for them; candidates asks any rule its keyword or anchor
+	// would run.
 	below := 1 << 30
 	for i := range b.rules {
 		if len(groups[i]) == 0 {
@@ -188,9 +189,6 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 		}
 	}
 	for i := range b.rules {
-		if b.rules[i].least >= below {
-			continue
-		}
 		for _, g := range groups[i] {
 			var ix []uint8
 			for _, l := range g {
