@@ -105,3 +105,20 @@ func TestScannerFindsEveryOccurrence(t *testing.T) {
 		}
 	}
 }
+
+// FuzzScan: the keyword scan reports exactly the occurrences a naive
+// search finds, on any text, in both of its forms (split in two and not).
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{"", "token", "xx\u212aey=api_key", strings.Repeat("secret_access_key ", 8) + "\xff" + "Authorization"} {
+		f.Add(s)
+	}
+	s := book().scan
+	f.Fuzz(func(t *testing.T, text string) {
+		var got []string
+		s.scan(text, func(k uint16, end int) { got = append(got, fmt.Sprint(k, "@", end)) })
+		slices.Sort(got)
+		if want := naiveOccurrences(book().keywords, text); !slices.Equal(got, want) {
+			t.Fatalf("scan(%q) = %v, want %v", text, got, want)
+		}
+	})
+}
