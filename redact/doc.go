@@ -25,11 +25,13 @@
 //     match: for a rule whose regex's shape proves that every match holds a
 //     keyword at a known offset, a bounded start of the regex, run as a DFA
 //     that takes every assertion to hold, must match at some keyword
-//     occurrence. Before all of it, the run prefilter (runs.go) skips every
+//     occurrence, with the \b the regex puts around that part checked on
+//     the text. Before all of it, the run prefilter (runs.go) skips every
 //     rule whose match needs a longer run of secret characters (letters,
-//     digits, _ . = + / ~ -) than the text has, or a literal the text lacks:
-//     on prose, the keyword scan does not run. Anchors and the prefilter only
-//     skip work; they never change a result.
+//     digits, _ . = + / ~ -) than the text has, or a literal the text lacks
+//     (need.go; checked again for a rule a keyword would run): on prose,
+//     the keyword scan does not run. Anchors and the prefilter only skip
+//     work; they never change a result.
 //   - The secret is the rule's secret group, or the first non-empty group,
 //     or the whole match if the regex has none.
 //   - Entropy: a finding whose secret's Shannon entropy (upstream's
@@ -82,11 +84,14 @@
 //     one's marker. Markers hold nothing a rule matches, so Text is
 //     idempotent.
 //
-// The table is compiled on first use, not at program start: 120-150 ms
-// of CPU, 8.1 MiB of live heap and 30 MiB allocated on the 2-core box
-// (docs/performance.md, "Memory after the flood leaves"); diagrelay serve
-// builds it at the first report, so an idle serve that never redacted does
-// not hold it.
+// The tables are built on first use, not at program start, and only what
+// every text needs: the keyword automaton, each rule's least run, required
+// literals and anchor shape (6.7 ms of CPU and 3.2 MB allocated on the
+// 2-core box, 1.3 MiB live after a first report). A rule's regex,
+// allowlists and anchor DFA are compiled when the rule first runs, and an
+// allowlist's alternatives when first tried (allow.go): most rules never
+// run on a given stream, and compiling all of them cost 76 ms and 36 MB
+// (docs/redaction.md, "Speed").
 package redact
 
 //go:generate go run ./internal/gitleaksgen
