@@ -21,6 +21,7 @@ const maxRuns = 24
 // is k bytes long (it may be as long as that), and the runs of at least
 // k bytes, in order.
 type textRuns struct {
+	ascii   bool // no byte above 0x7f
 	longest int
 	n       int
 	over    bool
@@ -38,10 +39,12 @@ func scanRuns[T string | []byte](text T, k int, rs *textRuns) {
 	n := len(text)
 	tok := 0 // the token's start
 	i := 0
+	var high uint64 // the words' bits 7: the text is ASCII if none
 	for ; i+8 <= n; i += 8 {
 		w := text[i : i+8]
 		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		high |= x
 		// Bit 7 of each byte at or below space: exact, no borrow between
 		// bytes (the sum stays within each byte).
 		m := ^((x & lo7) + add | x) & hi
@@ -55,6 +58,10 @@ func scanRuns[T string | []byte](text T, k int, rs *textRuns) {
 		}
 		tok = i + 8 - bits.LeadingZeros64(m)>>3
 	}
+	for j := i; j < n; j++ {
+		high |= uint64(text[j])
+	}
+	rs.ascii = high&hi == 0
 	for ; i < n; i++ {
 		if text[i] <= ' ' {
 			if i-tok >= k {
@@ -153,7 +160,7 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 		}
 	}
 	var seen ruleSet
-	folded := scanText(b.scan, text, func(k uint16, end int) {
+	folded := scanKnown(b.scan, text, rs.ascii, func(k uint16, end int) {
 		start := end - len(b.keywords[k])
 		for _, h := range b.hitsOf[k] {
 			ri := h.rule

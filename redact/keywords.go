@@ -208,6 +208,12 @@ func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool)
 }
 
 func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end int)) (folded bool) {
+	return scanKnown(s, text, false, visit)
+}
+
+// scanKnown is scanText on a text that ascii says is all ASCII (false:
+// not known), which then needs no test a byte.
+func scanKnown[T string | []byte](s *scanner, text T, ascii bool, visit func(k uint16, end int)) (folded bool) {
 	if s.table == nil {
 		return scanSlice(s, text, visit)
 	}
@@ -225,6 +231,19 @@ func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end in
 	ta, tb := text[:m], text[m-s.depth:]
 	tb = tb[:len(ta)] // the same length: no bounds checks below
 	var v, w uint16   // the two states, times classes (the root is 0)
+	if ascii {
+		for k := 0; k < len(ta); k++ {
+			v = t[v+uint16(class[ta[k]])]
+			w = t[w+uint16(class[tb[k]])]
+			if v >= outBase {
+				report(s, text, s.outPre[int(v)/s.classes], k+1, visit)
+			}
+			if w >= outBase && k >= s.depth { // the second reports from m on
+				report(s, text, s.outPre[int(w)/s.classes], m-s.depth+k+1, visit)
+			}
+		}
+		return scanFrom(s, text, m-s.depth+len(ta), w, 0, 0, visit)
+	}
 	for k := 0; k < len(ta); k++ {
 		a, b := ta[k], tb[k]
 		if a|b >= 0x80 {

@@ -40,6 +40,14 @@ func naiveOccurrences(keywords []string, text string) []string {
 	return out
 }
 
+// scanAll is every occurrence the scan reports, sorted.
+func scanAll(s *scanner, text string, known bool) []string {
+	var got []string
+	scanKnown(s, text, known, func(k uint16, end int) { got = append(got, fmt.Sprint(k, "@", end)) })
+	slices.Sort(got)
+	return got
+}
+
 // The scan reports each occurrence of each keyword, overlapping ones and
 // suffixes included, in both of its forms: the premultiplied table (the
 // rules' keywords) and the slice (the stopwords, too many states for the
@@ -92,11 +100,13 @@ func TestScannerFindsEveryOccurrence(t *testing.T) {
 				}
 			}
 			text := b.String()
-			var got []string
-			s.scan(text, func(k uint16, end int) { got = append(got, fmt.Sprint(k, "@", end)) })
-			slices.Sort(got)
-			if want := naiveOccurrences(c.keywords, text); !slices.Equal(got, want) {
+			got := scanAll(s, text, false)
+			want := naiveOccurrences(c.keywords, text)
+			if !slices.Equal(got, want) {
 				t.Fatalf("%s: scan(%q) = %v, want %v", c.name, text, got, want)
+			}
+			if ascii(text) && !slices.Equal(scanAll(s, text, true), want) {
+				t.Fatalf("%s: scan(%q) known ASCII = %v, want %v", c.name, text, scanAll(s, text, true), want)
 			}
 			found += len(got)
 		}
@@ -114,11 +124,12 @@ func FuzzScan(f *testing.F) {
 	}
 	s := book().scan
 	f.Fuzz(func(t *testing.T, text string) {
-		var got []string
-		s.scan(text, func(k uint16, end int) { got = append(got, fmt.Sprint(k, "@", end)) })
-		slices.Sort(got)
-		if want := naiveOccurrences(book().keywords, text); !slices.Equal(got, want) {
+		want := naiveOccurrences(book().keywords, text)
+		if got := scanAll(s, text, false); !slices.Equal(got, want) {
 			t.Fatalf("scan(%q) = %v, want %v", text, got, want)
+		}
+		if got := scanAll(s, text, true); ascii(text) && !slices.Equal(got, want) {
+			t.Fatalf("scan(%q) known ASCII = %v, want %v", text, got, want)
 		}
 	})
 }
