@@ -109,9 +109,15 @@ func caseExact(re *syntax.Regexp) bool {
 		return false
 	}
 	switch re.Op {
-	case syntax.OpLiteral, syntax.OpCharClass:
+	case syntax.OpLiteral:
 		for _, r := range re.Rune {
 			if r >= 0x80 || 'A' <= r && r <= 'Z' {
+				return false
+			}
+		}
+	case syntax.OpCharClass: // ranges, lo and hi
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if lo, hi := re.Rune[i], re.Rune[i+1]; hi >= 0x80 || lo <= 'Z' && hi >= 'A' {
 				return false
 			}
 		}
