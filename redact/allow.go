@@ -140,7 +140,7 @@ func holdsEach(found *ruleSet, need [][]uint16) bool {
 // as i, where ToLower gives i and a combining dot), so a secret with other
 // bytes is lowercased and searched word by word.
 func (a *allow) hasStopword(secret string) bool {
-	if a.stops == nil || !ascii(secret) {
+	if a.stops == nil || !isASCII(secret) {
 		lower := strings.ToLower(secret)
 		for _, w := range a.stopwords {
 			if strings.Contains(lower, w) {
@@ -277,20 +277,11 @@ func asciiRun(runes []rune) string {
 	return best
 }
 
-func ascii(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
 // lowerASCII reports whether every word is non-empty lowercase ASCII, as
 // the scanner's keywords must be.
 func lowerASCII(words []string) bool {
 	for _, w := range words {
-		if w == "" || !ascii(w) || strings.ToLower(w) != w {
+		if w == "" || !isASCII(w) || strings.ToLower(w) != w {
 			return false
 		}
 	}

@@ -208,49 +208,31 @@ func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool)
 }
 
 func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end int)) (folded bool) {
-	return scanKnown(s, text, false, visit)
+	return scanKnown(s, text, len(text) >= 2*s.depth+32 && isASCII(text), visit)
 }
 
 // scanKnown is scanText on a text that ascii says is all ASCII (false:
-// not known), which then needs no test a byte.
+// not known to be).
 func scanKnown[T string | []byte](s *scanner, text T, ascii bool, visit func(k uint16, end int)) (folded bool) {
 	if s.table == nil {
 		return scanSlice(s, text, visit)
 	}
-	if len(text) < 2*s.depth+32 {
-		return scanFrom(s, text, 0, 0, 0, 0, visit)
+	if !ascii || len(text) < 2*s.depth+32 {
+		return scanFrom(s, text, 0, 0, visit)
 	}
 	// Two scans at once, so that each byte's dependent load overlaps the
 	// other scan's: the first reads [0, m), the second [m-depth, end) and
 	// reports only what ends after m. Its state is right from m on, since
-	// a state stands for at most depth bytes before it (all ASCII here).
-	// Where either meets a non-ASCII byte, the first scan goes on alone
-	// to the end, skipping what the second reported.
+	// a state stands for at most depth bytes before it (an ASCII text: a
+	// byte is a letter).
 	t, class, outBase := s.table, &s.class, s.outBase
 	m := (len(text) + s.depth) / 2
 	ta, tb := text[:m], text[m-s.depth:]
 	tb = tb[:len(ta)] // the same length: no bounds checks below
 	var v, w uint16   // the two states, times classes (the root is 0)
-	if ascii {
-		for k := 0; k < len(ta); k++ {
-			v = t[v+uint16(class[ta[k]])]
-			w = t[w+uint16(class[tb[k]])]
-			if v >= outBase {
-				report(s, text, s.outPre[int(v)/s.classes], k+1, visit)
-			}
-			if w >= outBase && k >= s.depth { // the second reports from m on
-				report(s, text, s.outPre[int(w)/s.classes], m-s.depth+k+1, visit)
-			}
-		}
-		return scanFrom(s, text, m-s.depth+len(ta), w, 0, 0, visit)
-	}
 	for k := 0; k < len(ta); k++ {
-		a, b := ta[k], tb[k]
-		if a|b >= 0x80 {
-			return scanFrom(s, text, k, v, m, m-s.depth+k, visit)
-		}
-		v = t[v+uint16(class[a])]
-		w = t[w+uint16(class[b])]
+		v = t[v+uint16(class[ta[k]])]
+		w = t[w+uint16(class[tb[k]])]
 		if v >= outBase {
 			report(s, text, s.outPre[int(v)/s.classes], k+1, visit)
 		}
@@ -258,14 +240,12 @@ func scanKnown[T string | []byte](s *scanner, text T, ascii bool, visit func(k u
 			report(s, text, s.outPre[int(w)/s.classes], m-s.depth+k+1, visit)
 		}
 	}
-	j := m - s.depth + len(ta)
-	return scanFrom(s, text, j, w, 0, 0, visit)
+	return scanFrom(s, text, m-s.depth+len(ta), w, visit)
 }
 
-// scanFrom scans text[i:] from state v (times classes), not reporting
-// what ends after skipFrom and at or before skipTo. It returns whether it
-// read a folded character.
-func scanFrom[T string | []byte](s *scanner, text T, i int, v uint16, skipFrom, skipTo int, visit func(k uint16, end int)) (folded bool) {
+// scanFrom scans text[i:] from state v (times classes). It returns whether
+// it read a folded character.
+func scanFrom[T string | []byte](s *scanner, text T, i int, v uint16, visit func(k uint16, end int)) (folded bool) {
 	t, class, outBase := s.table, &s.class, s.outBase
 	for ; i < len(text); i++ {
 		b := text[i]
@@ -275,11 +255,20 @@ func scanFrom[T string | []byte](s *scanner, text T, i int, v uint16, skipFrom, 
 			folded = folded || f
 		}
 		v = t[v+uint16(class[b])]
-		if v >= outBase && (i+1 <= skipFrom || i+1 > skipTo) {
+		if v >= outBase {
 			report(s, text, s.outPre[int(v)/s.classes], i+1, visit)
 		}
 	}
 	return folded
+}
+
+func isASCII[T string | []byte](text T) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // scanSlice is scanText over a table too long for an array.

@@ -76,7 +76,7 @@ func TestScannerFindsEveryOccurrence(t *testing.T) {
 			t.Fatalf("%s: table %v, want %v", c.name, s.table != nil, c.table)
 		}
 		found := 0
-		// Texts short and long (the scan splits those over twice its
+		// Texts short and long (the scan splits an ASCII one over twice its
 		// longest keyword in two), some with non-ASCII bytes anywhere:
 		// letters read as ASCII ones, inside keywords too, and others.
 		nonASCII := []string{"\u212a", "\u0130", "\u017f", "é", "\u202e", "\xff"}
@@ -105,7 +105,7 @@ func TestScannerFindsEveryOccurrence(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s: scan(%q) = %v, want %v", c.name, text, got, want)
 			}
-			if ascii(text) && !slices.Equal(scanAll(s, text, true), want) {
+			if isASCII(text) && !slices.Equal(scanAll(s, text, true), want) {
 				t.Fatalf("%s: scan(%q) known ASCII = %v, want %v", c.name, text, scanAll(s, text, true), want)
 			}
 			found += len(got)
@@ -128,7 +128,7 @@ func FuzzScan(f *testing.F) {
 		if got := scanAll(s, text, false); !slices.Equal(got, want) {
 			t.Fatalf("scan(%q) = %v, want %v", text, got, want)
 		}
-		if got := scanAll(s, text, true); ascii(text) && !slices.Equal(got, want) {
+		if got := scanAll(s, text, true); isASCII(text) && !slices.Equal(got, want) {
 			t.Fatalf("scan(%q) known ASCII = %v, want %v", text, got, want)
 		}
 	})
