@@ -13,31 +13,20 @@ import (
 // bytes.
 func LogText(n, secretEvery int) []byte {
 	rng := rand.New(rand.NewPCG(1, 2))
-	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	p := func(k int) string {
+	// pick is k characters of alphabet.
+	pick := func(alphabet string, k int) string {
 		b := make([]byte, k)
 		for i := range b {
-			b[i] = alnum[rng.IntN(len(alnum))]
+			b[i] = alphabet[rng.IntN(len(alphabet))]
 		}
 		return string(b)
 	}
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	p := func(k int) string { return pick(alnum, k) }
 	// Secret bodies without vowels, so that no stopword of upstream's
 	// generic rule sits in one by chance.
-	const body = "BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz0123456789"
-	q := func(k int) string {
-		b := make([]byte, k)
-		for i := range b {
-			b[i] = body[rng.IntN(len(body))]
-		}
-		return string(b)
-	}
-	hex := func(k int) string {
-		b := make([]byte, k)
-		for i := range b {
-			b[i] = "0123456789abcdef"[rng.IntN(16)]
-		}
-		return string(b)
-	}
+	q := func(k int) string { return pick("BCDFGHJKLMNPQRSTVWXZbcdfghjklmnpqrstvwxz0123456789", k) }
+	hex := func(k int) string { return pick("0123456789abcdef", k) }
 	lines := []func() string{
 		func() string {
 			return fmt.Sprintf("2026-12-01T19:%02d:%02d.%03dZ INFO http: GET /api/v1/users/%d 200 in %dms", rng.IntN(60), rng.IntN(60), rng.IntN(1000), rng.IntN(9999), rng.IntN(500))
