@@ -19,18 +19,8 @@ import (
 // moves with everyone else's load.
 func DiskProbe(b *testing.B, dir string) {
 	b.Helper()
-	f, err := os.OpenFile(filepath.Join(dir, "probe"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
+	f, page := probeFile(b, filepath.Join(dir, "probe"), 1, 0xa5)
 	defer f.Close()
-	page := bytes.Repeat([]byte{0xa5}, 4096)
-	if _, err := f.WriteAt(page, 0); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Sync(); err != nil { // the file's size is durable: later syncs are of data only
-		b.Fatal(err)
-	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		page[0] = byte(i)
@@ -42,6 +32,27 @@ func DiskProbe(b *testing.B, dir string) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fsyncs/s")
+}
+
+// probeFile creates path with pages 4 KiB pages of fill, synced so that
+// the file's size is durable (later syncs are of data only), and returns
+// it with a page of fill to write.
+func probeFile(b *testing.B, path string, pages int, fill byte) (*os.File, []byte) {
+	b.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	page := bytes.Repeat([]byte{fill}, 4096)
+	if _, err := f.WriteAt(bytes.Repeat(page, pages), 0); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return f, page
 }
 
 // WriteBytes is what this process has caused to be written to storage so
@@ -73,19 +84,9 @@ func WriteBytes() (n int64, ok bool) {
 // report's latency on this disk, to quote beside the mailbox's.
 func DiskCommitProbe(b *testing.B, dir string) {
 	b.Helper()
-	f, err := os.OpenFile(filepath.Join(dir, "commit-probe"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
 	const span = 256 // pages
-	page := bytes.Repeat([]byte{0x5a}, 4096)
-	if _, err := f.WriteAt(bytes.Repeat(page, span), 0); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Sync(); err != nil { // the size is durable: later syncs are of data only
-		b.Fatal(err)
-	}
+	f, page := probeFile(b, filepath.Join(dir, "commit-probe"), span, 0x5a)
+	defer f.Close()
 	took := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
