@@ -29,11 +29,7 @@ func TestReadBackSeesItsOwnCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := logKey(1000, "/root")
-	w := &write{
-		fn:    func(tx *bolt.Tx) error { return tx.Bucket(logBucket).Put(key, []byte("as written")) },
-		wrote: &stored{recipient: "/root", id: 1000, key: key, rec: []byte("as written")},
-	}
-	batch := []*write{w}
+	batch := oneWrite(1000, "/root", "as written")
 	errs, rb := s.runBatch(batch)
 	if errs[0] != nil || rb == nil {
 		t.Fatalf("runBatch: %v, read-back %v", errs[0], rb)
@@ -55,12 +51,7 @@ func TestReadBackSeesItsOwnCommit(t *testing.T) {
 // it until the read-back ends, which never waits for a commit.
 func TestCommitThatRemapsWaitsForReadBack(t *testing.T) {
 	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
-	key := logKey(1, "/root")
-	w := &write{
-		fn:    func(tx *bolt.Tx) error { return tx.Bucket(logBucket).Put(key, []byte("one")) },
-		wrote: &stored{recipient: "/root", id: 1, key: key, rec: []byte("one")},
-	}
-	batch := []*write{w}
+	batch := oneWrite(1, "/root", "one")
 	errs, rb := s.runBatch(batch)
 	if rb == nil {
 		t.Fatal(errs[0])
@@ -87,4 +78,14 @@ func TestCommitThatRemapsWaitsForReadBack(t *testing.T) {
 	if err := <-grown; err != nil || errs[0] != nil {
 		t.Fatalf("growing commit: %v; read-back: %v", err, errs[0])
 	}
+}
+
+// oneWrite is a batch of one write that puts rec under id for recipient,
+// as Post would.
+func oneWrite(id uint64, recipient, rec string) []*write {
+	key := logKey(id, recipient)
+	return []*write{{
+		fn:    func(tx *bolt.Tx) error { return tx.Bucket(logBucket).Put(key, []byte(rec)) },
+		wrote: &stored{recipient: recipient, id: id, key: key, rec: []byte(rec)},
+	}}
 }
