@@ -131,6 +131,25 @@ func (c *cleaner[T]) runKeeps(next props, hasNext bool) (keep [2]bool) {
 			keep = [2]bool{ka, kb}
 		}
 	}
+	// A kept joiner goes into the cell of the character before it; one
+	// that would take that cell past cellBytes is removed, as tmux would
+	// drop it, but for a ZWJ between emoji elements, which the SPEC keeps
+	// whole (as the mark bound does; SPEC §5.1 rule 2).
+	if keep == [2]bool{} {
+		return keep
+	}
+	if c.cbStale {
+		c.cb, c.cbStale = prev.nfdBytes(), false
+	}
+	cb := c.cb
+	for k, ok := range keep {
+		if !ok || c.run[k] == zwj && (c.k1 == kExt || c.k1 == kElem) && hasNext && next.has(propExtPict) {
+			continue
+		}
+		if cb += 3; cb > cellBytes {
+			keep[k] = false
+		}
+	}
 	return keep
 }
 

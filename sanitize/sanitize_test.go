@@ -186,7 +186,8 @@ func TestZeroWidthEncodings(t *testing.T) {
 }
 
 func TestZalgo(t *testing.T) {
-	marks := strings.Repeat("\u0336", 50) // combining long stroke overlay: composes with nothing
+	marks := strings.Repeat("\u0336", 50)                     // combining long stroke overlay: composes with nothing
+	full := "\u0915" + strings.Repeat("\u09BC", 5) + "\u094D" // a letter, 5 nuktas, a virama: 21 bytes
 	zalgo := "Z\u0351\u0300\u0344\u0361\u0307\u0352\u0350\u0346\u036B\u0314a\u0337\u0315\u0338\u0335\u0489\u0335l\u0489g\u0327\u0301\u0300o"
 	runCases(t, []cleanCase{
 		{name: "50 marks capped at 8", in: "a" + marks + "b", want: "a" + marks[:8*2] + "b"},
@@ -197,6 +198,10 @@ func TestZalgo(t *testing.T) {
 		{name: "dropped joiners do not end a run", in: "a" + marks[:10] + "\u200D\u200C" + marks[:10], want: "a" + marks[:16]},
 		{name: "zalgo text keeps its first 8 marks", in: zalgo, want: norm.NFC.String("Z\u0351\u0300\u0344\u0361\u0307\u0352\u0350a\u0337\u0315\u0338\u0335\u0489\u0335l\u0489g\u0327\u0301\u0300o")},
 		{name: "Hangul vowel jamo counted like marks, 3 bytes each in a cell of 21", in: "a" + strings.Repeat("\u1161", 40), want: "a" + strings.Repeat("\u1161", 6)},
+		// Found by FuzzClean: a virama's joiner went into a full cell.
+		{name: "a joiner that would pass the cell's 21 bytes is removed", in: full + "\u200C\u0915", want: full + "\u0915"},
+		{name: "so is one at the end", in: full + "\u200D", want: full},
+		{name: "a joiner that fits is kept", in: full[:3] + full[6:] + "\u200C\u0915", want: full[:3] + full[6:] + "\u200C\u0915"},
 		{name: "a decomposing mark counts twice", in: "a" + strings.Repeat("\u0344", 20), want: norm.NFC.String("a" + strings.Repeat("\u0344", 4))},
 	})
 }
