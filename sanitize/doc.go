@@ -149,10 +149,12 @@
 // characters after it, joiners among them, go into it. Each character
 // counts the bytes of its NFD form: NFC only ever makes a cell shorter,
 // and NFD is the same on a second pass, which so keeps every mark the
-// first kept. Only marks are removed this way, never a base or a joiner:
-// an emoji ZWJ sequence of four or more elements (👨‍👩‍👧‍👦, 25 bytes, one
-// cell in tmux) stays whole as the SPEC requires, and tmux 3.3a draws it
-// with its last element dropped.
+// first kept. A joiner that would take its cell past 21 bytes is removed
+// too (a virama's ZWNJ after marks: tmux would drop it unseen). A base is
+// never removed this way, nor a ZWJ between emoji elements: an emoji ZWJ
+// sequence of four or more elements (👨‍👩‍👧‍👦, 25 bytes, one cell in tmux)
+// stays whole as the SPEC requires, and tmux 3.3a draws it with its last
+// element dropped.
 //
 // Whitespace: TAB, LF, VT, FF, CR, U+0085, every other character for
 // which unicode.IsSpace is true (U+00A0, U+2028, U+3000, ...) and U+2800
