@@ -23,8 +23,10 @@ type anchor struct {
 	// match at the start of the window (the tests check that the
 	// prefilter passes wherever ^(?:cat) matches). The prefilter runs cat,
 	// assertions taken to hold, as a lazy DFA; it is built on first use,
-	// as the rule's regex is (compiledRule).
+	// as the rule's regex is (compiledRule). A book's anchor has only
+	// expr, cat as String writes it (analysis.go), parsed then.
 	cat  *syntax.Regexp
+	expr string
 	once sync.Once
 	pre  *prefilter // nil if it could not be built: every window passes
 	// max is the most bytes re can match: it runs on text[q:q+max+1].
@@ -159,7 +161,16 @@ func buildAnchor(parts []*syntax.Regexp, k int, offsets map[string][]int) *ancho
 // prefilter is the anchor's prefilter, built on first use; nil if it
 // cannot be (then the anchor skips nothing).
 func (a *anchor) prefilter() *prefilter {
-	a.once.Do(func() { a.pre = newPrefilter(a.cat) })
+	a.once.Do(func() {
+		if a.cat == nil {
+			re, err := syntax.Parse(a.expr, syntax.Perl)
+			if err != nil {
+				panic("redact: an anchor's regex: " + err.Error()) // TestAnalysisTable parses them all
+			}
+			a.cat = re
+		}
+		a.pre = newPrefilter(a.cat)
+	})
 	return a.pre
 }
 

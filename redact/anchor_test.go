@@ -133,13 +133,13 @@ func TestPrefilterCoversTheRegex(t *testing.T) {
 
 var anchorRegexps sync.Map // *anchor -> *regexp.Regexp
 
-// anchorRegexp is ^(?:a.cat), which every match of the rule matches at
+// anchorRegexp is ^(?:a.expr), which every match of the rule matches at
 // the keyword's part.
 func anchorRegexp(a *anchor) *regexp.Regexp {
 	if re, ok := anchorRegexps.Load(a); ok {
 		return re.(*regexp.Regexp)
 	}
-	re := regexp.MustCompile(`^(?:` + a.cat.String() + `)`)
+	re := regexp.MustCompile(`^(?:` + a.expr + `)`)
 	anchorRegexps.Store(a, re)
 	return re
 }

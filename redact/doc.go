@@ -95,3 +95,4 @@
 package redact
 
 //go:generate go run ./internal/gitleaksgen
+//go:generate go test -run ^TestAnalysisTable$ -update

@@ -31,7 +31,7 @@ func pick(rng *rand.Rand, alphabet string, n int) string {
 
 // testBook compiles specs as the package compiles its tables, with the
 // real global allowlist.
-func testBook(specs ...ruleSpec) *ruleBook { return compile(specs, gitleaksGlobal) }
+func testBook(specs ...ruleSpec) *ruleBook { return compile(specs, gitleaksGlobal, nil) }
 
 // mustRedact checks that redacting text leaves none of secrets in it and
 // counts the wanted rule at least once.

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp/syntax"
+	"slices"
 	"strings"
 )
 
@@ -38,6 +39,7 @@ func language(re *syntax.Regexp) ([]string, bool) {
 		for s := range set {
 			out = append(out, s)
 		}
+		slices.Sort(out) // the analysis is generated: the same every run
 		return out, true
 	case syntax.OpCapture:
 		return language(re.Sub[0])

@@ -23,7 +23,7 @@ func TestOwnRules(t *testing.T) {
 		"openai-project-key":        {"key sk-proj-" + p(urlB64, 40) + "T3BlbkFJ" + p(urlB64, 40) + "- denied", nil},
 		"aws-secret-access-key":     {"AWS_SECRET_ACCESS_KEY=+" + p(b64, 30) + "aboutmac9", nil},
 	}
-	upstream := compile(gitleaksRules, gitleaksGlobal)
+	upstream := compile(gitleaksRules, gitleaksGlobal, nil)
 	for _, r := range ownRules {
 		c, ok := cases[r.ID]
 		if !ok {

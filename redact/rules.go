@@ -2,7 +2,6 @@ package redact
 
 import (
 	"regexp"
-	"regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
@@ -116,7 +115,7 @@ type ruleBook struct {
 	below    int        // the least run of a rule without literals
 }
 
-var book = sync.OnceValue(func() *ruleBook { return compile(allSpecs(), gitleaksGlobal) })
+var book = sync.OnceValue(func() *ruleBook { return compile(allSpecs(), gitleaksGlobal, analysisTable[:]) })
 
 // allSpecs is upstream's table, then diagrelay's.
 func allSpecs() []ruleSpec {
@@ -125,7 +124,9 @@ func allSpecs() []ruleSpec {
 	return append(specs, ownRules...)
 }
 
-func compile(specs []ruleSpec, global allowSpec) *ruleBook {
+// compile builds the book of specs, with table their analysis (nil:
+// derived from their regexes).
+func compile(specs []ruleSpec, global allowSpec, table []ruleAnalysis) *ruleBook {
 	if len(specs) > maxRules {
 		panic("redact: more than maxRules rules")
 	}
@@ -133,12 +134,9 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 	var keywords []string
 	var rulesOf [][]uint16
 	index := map[string]int{}
-	var groups [][]needGroup // by rule
+	found := analyses(specs, table)
 	for i, s := range specs {
-		parsed, err := syntax.Parse(s.Regex, syntax.Perl)
-		if err != nil {
-			panic("redact: rule " + s.ID + ": " + err.Error())
-		}
+		an := &found[i]
 		r := rule{
 			id:          s.ID,
 			spec:        &specs[i],
@@ -147,10 +145,9 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 			entropy:     s.Entropy,
 			generic:     strings.Contains(strings.ToLower(s.ID), "generic"),
 			always:      len(s.Keywords) == 0,
-			anchor:      newAnchor(parsed, s.Keywords),
-			least:       leastRun(parsed, s.SecretGroup, s.Entropy),
+			anchor:      an.Anchor.anchor(),
+			least:       an.Least,
 		}
-		groups = append(groups, requiredGroups(parsed))
 		b.rules = append(b.rules, r)
 		if r.always {
 			b.always = append(b.always, i)
@@ -185,15 +182,15 @@ func compile(specs []ruleSpec, global allowSpec) *ruleBook {
 	// would run.
 	below := 1 << 30
 	for i := range b.rules {
-		if len(groups[i]) == 0 {
+		if len(found[i].Need) == 0 {
 			below = min(below, b.rules[i].least)
 		}
 	}
 	for i := range b.rules {
-		for _, g := range groups[i] {
+		for _, g := range found[i].Need {
 			var ix []uint8
 			for _, l := range g {
-				ix = append(ix, b.lits.add(l))
+				ix = append(ix, b.lits.add(newLiteral(l)))
 			}
 			b.rules[i].need = append(b.rules[i].need, ix)
 		}
