@@ -123,12 +123,11 @@ func possible[T string | []byte](b *ruleBook, text T, longest int) bool {
 		return true // a rule without literals may match
 	}
 	var sc litScan
-	for _, ri := range b.byLeast {
-		r := &b.rules[ri]
-		if r.least > longest {
+	for _, g := range b.gate {
+		if g.least > longest {
 			return false
 		}
-		if holdsAll(&b.lits, text, r.need, &sc) {
+		if holdsAll(&b.lits, text, g.need, &sc) {
 			return true
 		}
 	}

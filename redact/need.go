@@ -18,7 +18,8 @@ type needGroup []literal
 
 type literal struct {
 	s    string
-	rare int // the index of its rarest byte (byteRank)
+	rare int  // the index of its rarest byte (byteRank)
+	c    byte // that byte, here so that a check reads no string it need not
 }
 
 // requiredGroups returns the groups of re's top-level parts that are
@@ -161,6 +162,7 @@ func newLiteral(s string) literal {
 			l.rare = i
 		}
 	}
+	l.c = s[l.rare]
 	return l
 }
 
@@ -220,7 +222,7 @@ func (ls *literals) add(l literal) uint8 {
 	i := uint8(len(ls.all) - 1)
 	ls.same = append(ls.same, nil)
 	for j, m := range ls.all {
-		if m.s[m.rare] == l.s[l.rare] {
+		if m.c == l.c {
 			ls.same[i] = append(ls.same[i], uint8(j))
 			if j != int(i) {
 				ls.same[j] = append(ls.same[j], i)
@@ -246,7 +248,7 @@ func holdsLiteral[T string | []byte](ls *literals, text T, i uint8, sc *litScan)
 		return sc.found.has(i)
 	}
 	l := &ls.all[i]
-	c := l.s[l.rare]
+	c := l.c
 	same := ls.same[i]
 	for _, j := range same {
 		sc.done.add(j)

@@ -109,7 +109,7 @@ type ruleBook struct {
 	hitsOf   [][]kwRule // the same, with the keyword's offsets in each anchor
 	always   []int      // rules without keywords
 	least    []uint16   // by rule: rule.least, compact for the scan
-	byLeast  []uint16   // rule indices by least
+	gate     []gateRule // the rules whose least run is below below, by least: what possible reads
 	runK     int        // the run scan keeps runs of at least runK bytes
 	lits     literals   // the rules' required literals
 	below    int        // the least run of a rule without literals
@@ -198,11 +198,21 @@ func compile(specs []ruleSpec, global allowSpec, table []ruleAnalysis) *ruleBook
 	b.below = below
 	b.runK = runScanStride(b.rules)
 	for i := range b.rules {
-		b.least = append(b.least, uint16(min(b.rules[i].least, 1<<16-1)))
-		b.byLeast = append(b.byLeast, uint16(i))
+		r := &b.rules[i]
+		b.least = append(b.least, uint16(min(r.least, 1<<16-1)))
+		if r.least < below {
+			b.gate = append(b.gate, gateRule{r.least, r.need})
+		}
 	}
-	slices.SortStableFunc(b.byLeast, func(x, y uint16) int { return b.rules[x].least - b.rules[y].least })
+	slices.SortStableFunc(b.gate, func(x, y gateRule) int { return x.least - y.least })
 	return b
+}
+
+// gateRule is a rule as possible reads it: apart from the rules, so that
+// the few it reads share cache lines.
+type gateRule struct {
+	least int
+	need  [][]uint8
 }
 
 // runScanStride is the least run the run scan looks for: no more than the
