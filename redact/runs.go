@@ -15,22 +15,24 @@ import (
 // holds no such run cannot start a match there. Like the anchors, the
 // runs only skip work, never change a result.
 
-// runBytes is the run class: letters, digits and _ . = + / ~ -, and the
+// runClass is the run class: letters, digits and _ . = + / ~ -, and the
 // bytes of U+212A and U+017F, which (?i) lets stand for k and s, so that a
 // run counted in bytes is never shorter than the run of characters the
-// analysis counts (it counts those two as their letters).
-var runBytes = func() (t [256]bool) {
+// analysis counts (it counts those two as their letters). It is 1 for a
+// byte of the class and 0 for any other, so that eight can be tested at
+// once.
+var runClass = func() (t [256]uint8) {
 	for c := 'a'; c <= 'z'; c++ {
-		t[c], t[c-'a'+'A'] = true, true
+		t[c], t[c-'a'+'A'] = 1, 1
 	}
 	for c := '0'; c <= '9'; c++ {
-		t[c] = true
+		t[c] = 1
 	}
 	for _, c := range "_.=+/~-" {
-		t[c] = true
+		t[c] = 1
 	}
 	for _, c := range []byte{kelvin0, kelvin1, kelvin2, longS0, longS1} {
-		t[c] = true
+		t[c] = 1
 	}
 	return t
 }()
@@ -41,7 +43,7 @@ func inRunClass(lo, hi rune) bool {
 		if r == 0x17F || r == 0x212A {
 			continue
 		}
-		if r >= 0x80 || !runBytes[r] {
+		if r >= 0x80 || runClass[r] == 0 {
 			return false
 		}
 	}

@@ -11,7 +11,7 @@ import (
 func longestRun(s string) int {
 	best, n := 0, 0
 	for i := 0; i < len(s); i++ {
-		if runBytes[s[i]] {
+		if runClass[s[i]] != 0 {
 			n++
 			best = max(best, n)
 		} else {
@@ -86,7 +86,7 @@ func TestScanRunsExact(t *testing.T) {
 			var want [][2]int32
 			start := 0
 			for i := 0; i <= len(text); i++ {
-				if i < len(text) && runBytes[text[i]] {
+				if i < len(text) && runClass[text[i]] != 0 {
 					continue
 				}
 				if i-start >= k {
