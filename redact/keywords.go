@@ -231,8 +231,19 @@ func scanKnown[T string | []byte](s *scanner, text T, ascii bool, visit func(k u
 	tb = tb[:len(ta)] // the same length: no bounds checks below
 	var v, w uint16   // the two states, times classes (the root is 0)
 	for k := 0; k < len(ta); k++ {
-		v = t[v+uint16(class[ta[k]])]
-		w = t[w+uint16(class[tb[k]])]
+		// The inner loop calls nothing, so that the states stay in
+		// registers: a spilled state puts a store and a load on each
+		// byte's dependent chain.
+		for ; k < len(ta); k++ {
+			v = t[v+uint16(class[ta[k]])]
+			w = t[w+uint16(class[tb[k]])]
+			if max(v, w) >= outBase {
+				break
+			}
+		}
+		if k == len(ta) {
+			break
+		}
 		if v >= outBase {
 			report(s, text, s.outPre[int(v)/s.classes], k+1, visit)
 		}
@@ -248,13 +259,25 @@ func scanKnown[T string | []byte](s *scanner, text T, ascii bool, visit func(k u
 func scanFrom[T string | []byte](s *scanner, text T, i int, v uint16, visit func(k uint16, end int)) (folded bool) {
 	t, class, outBase := s.table, &s.class, s.outBase
 	for ; i < len(text); i++ {
-		b := text[i]
-		if b >= 0x80 {
+		// ASCII bytes to no output without a call, as in scanKnown.
+		for ; i < len(text); i++ {
+			b := text[i]
+			if b >= 0x80 {
+				break
+			}
+			if v = t[v+uint16(class[b])]; v >= outBase {
+				break
+			}
+		}
+		if i == len(text) {
+			break
+		}
+		if b := text[i]; b >= 0x80 {
 			var f bool
 			b, i, f = foldByte(text, i)
 			folded = folded || f
+			v = t[v+uint16(class[b])]
 		}
-		v = t[v+uint16(class[b])]
 		if v >= outBase {
 			report(s, text, s.outPre[int(v)/s.classes], i+1, visit)
 		}
