@@ -208,7 +208,7 @@ func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool)
 }
 
 func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end int)) (folded bool) {
-	return scanKnown(s, text, len(text) >= 2*s.depth+32 && isASCII(text), visit)
+	return scanKnown(s, text, len(text) >= 2*s.depth+8 && isASCII(text), visit)
 }
 
 // scanKnown is scanText on a text that ascii says is all ASCII (false:
@@ -217,7 +217,7 @@ func scanKnown[T string | []byte](s *scanner, text T, ascii bool, visit func(k u
 	if s.table == nil {
 		return scanSlice(s, text, visit)
 	}
-	if !ascii || len(text) < 2*s.depth+32 {
+	if !ascii || len(text) < 2*s.depth+8 {
 		return scanFrom(s, text, 0, 0, visit)
 	}
 	// Two scans at once, so that each byte's dependent load overlaps the
