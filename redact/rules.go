@@ -109,7 +109,7 @@ type ruleBook struct {
 	hitsOf   [][]kwRule // the same, with the keyword's offsets in each anchor
 	always   []int      // rules without keywords
 	least    []uint16   // by rule: rule.least, compact for the scan
-	gate     []gateRule // the rules whose least run is below below, by least: what possible reads
+	gate     []gateRule // the rules whose least run is under below, by least: what possible reads
 	runK     int        // the run scan keeps runs of at least runK bytes
 	lits     literals   // the rules' required literals
 	below    int        // the least run of a rule without literals
