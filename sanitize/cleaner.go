@@ -258,10 +258,7 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 	newCell := !p.has(propZeroWidth) && (!p.has(propCont) || p.has(propEmojiMod)) && (c.k1 != kZWJ || c.space)
 	w := p.nfdBytes()
 	if !newCell {
-		if c.cbStale {
-			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
-		}
-		cb := c.cb
+		cb := c.cell()
 		if c.space {
 			cb = 1 // the pending space starts the cell
 		}

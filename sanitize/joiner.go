@@ -73,9 +73,6 @@ func (c *cleaner[T]) endRun(next props, hasNext bool) bool {
 		if !keep[k] {
 			continue
 		}
-		if c.cbStale { // the cell of a run's last character, before the joiner joins it
-			c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
-		}
 		if !c.boundary() {
 			return false
 		}
@@ -138,10 +135,7 @@ func (c *cleaner[T]) runKeeps(next props, hasNext bool) (keep [2]bool) {
 	if keep == [2]bool{} {
 		return keep
 	}
-	if c.cbStale {
-		c.cb, c.cbStale = prev.nfdBytes(), false
-	}
-	cb := c.cb
+	cb := c.cell() // the cell of the character before the joiners (runKeeps made it current for endRun)
 	for k, ok := range keep {
 		if !ok || c.run[k] == zwj && (c.k1 == kExt || c.k1 == kElem) && hasNext && next.has(propExtPict) {
 			continue

@@ -243,3 +243,13 @@ func (c *cleaner[T]) reserve(n int) []byte {
 	}
 	return c.out
 }
+
+// cell returns the bytes in the current terminal cell, working them out
+// when the cell is the last character of a run (textRun leaves it
+// stale: most runs never need it).
+func (c *cleaner[T]) cell() int {
+	if c.cbStale {
+		c.cb, c.cbStale = lookup(c.lastRune()).nfdBytes(), false
+	}
+	return c.cb
+}
