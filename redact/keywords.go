@@ -208,8 +208,12 @@ func (s *scanner) scan(text string, visit func(k uint16, end int)) (folded bool)
 }
 
 func scanText[T string | []byte](s *scanner, text T, visit func(k uint16, end int)) (folded bool) {
-	return scanKnown(s, text, len(text) >= 2*s.depth+8 && isASCII(text), visit)
+	return scanKnown(s, text, s.splits(len(text)) && isASCII(text), visit)
 }
+
+// splits reports whether scanKnown splits an ASCII text of n bytes in two:
+// each half is then at least depth bytes past its overlap.
+func (s *scanner) splits(n int) bool { return n >= 2*s.depth+8 }
 
 // scanKnown is scanText on a text that ascii says is all ASCII (false:
 // not known to be).
@@ -217,7 +221,7 @@ func scanKnown[T string | []byte](s *scanner, text T, ascii bool, visit func(k u
 	if s.table == nil {
 		return scanSlice(s, text, visit)
 	}
-	if !ascii || len(text) < 2*s.depth+8 {
+	if !ascii || !s.splits(len(text)) {
 		return scanFrom(s, text, 0, 0, visit)
 	}
 	// Two scans at once, so that each byte's dependent load overlaps the
