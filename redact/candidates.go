@@ -58,11 +58,8 @@ func scanRuns[T string | []byte](text T, k int, rs *textRuns) {
 		}
 		tok = i + 8 - bits.LeadingZeros64(m)>>3
 	}
-	for j := i; j < n; j++ {
-		high |= uint64(text[j])
-	}
-	rs.ascii = high&hi == 0
 	for ; i < n; i++ {
+		high |= uint64(text[i])
 		if text[i] <= ' ' {
 			if i-tok >= k {
 				refineRuns(text, tok, i, k, rs)
@@ -70,6 +67,7 @@ func scanRuns[T string | []byte](text T, k int, rs *textRuns) {
 			tok = i + 1
 		}
 	}
+	rs.ascii = high&hi == 0
 	if n-tok >= k {
 		refineRuns(text, tok, n, k, rs)
 	}
@@ -159,13 +157,14 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 	// A rule the keywords or an anchor would run still needs its
 	// literals: a \bcurl\b rule need not run on every "libcurl".
 	var sc litScan
-	holds := func(ri uint16) bool {
-		need := b.rules[ri].need
-		return need == nil || holdsAll(&b.lits, text, need, &sc)
+	admit := func(ri uint16) { // run ri if it holds its literals
+		if need := b.rules[ri].need; need == nil || holdsAll(&b.lits, text, need, &sc) {
+			run.add(ri)
+		}
 	}
 	for _, i := range b.always {
-		if b.rules[i].least <= rs.longest && holds(uint16(i)) {
-			run.add(uint16(i))
+		if b.rules[i].least <= rs.longest {
+			admit(uint16(i))
 		}
 	}
 	var seen ruleSet
@@ -179,9 +178,7 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 			seen.add(ri)
 			a := b.rules[ri].anchor
 			if a == nil {
-				if holds(ri) {
-					run.add(ri)
-				}
+				admit(ri)
 				continue
 			}
 			for _, o := range h.offsets {
@@ -195,9 +192,7 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 				}
 				pre := a.prefilter()
 				if pre == nil {
-					if holds(ri) {
-						run.add(ri)
-					}
+					admit(ri)
 					break
 				}
 				ok, stop := prefilterMatches(pre, text, q, end, false)
@@ -207,9 +202,7 @@ func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
 					ok, _ = prefilterMatches(pre, text, q, end, true)
 				}
 				if ok {
-					if holds(ri) {
-						run.add(ri)
-					}
+					admit(ri)
 					break
 				}
 			}

@@ -103,6 +103,9 @@ func TestScanRunsExact(t *testing.T) {
 					t.Fatalf("k %d, %q: runs %v, want %v", k, text, got, want)
 				}
 			}
+			if rs.ascii != isASCII(text) {
+				t.Fatalf("k %d, %q: ascii %v", k, text, rs.ascii)
+			}
 			if l := longestRun(text); rs.longest != max(l, k-1) && !(l < k && rs.longest == k-1) {
 				t.Fatalf("k %d, %q: longest %d, want %d", k, text, rs.longest, l)
 			}
