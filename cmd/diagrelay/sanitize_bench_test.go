@@ -22,15 +22,7 @@ import (
 //	go test -run NONE -bench SanitizeCLI -count 10 ./cmd/diagrelay | tee cli.txt
 //	benchstat -col /mode cli.txt
 func BenchmarkSanitizeCLI(b *testing.B) {
-	bin := os.Getenv("DIAGRELAY_BIN")
-	if bin == "" {
-		bin = filepath.Join(b.TempDir(), "diagrelay")
-		cmd := exec.Command("go", "build", "-o", bin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
+	bin := realBinary(b)
 	const size = 8 << 20
 	inputs := []struct {
 		name string

@@ -85,6 +85,27 @@ func TestStartupAllocations(t *testing.T) {
 	}
 }
 
+// realBinary is the diagrelay binary a benchmark runs: DIAGRELAY_BIN (another
+// build to compare, such as an older one), or this one built as the README
+// installs it (CGO_ENABLED=0).
+func realBinary(b *testing.B) string {
+	if bin := os.Getenv("DIAGRELAY_BIN"); bin != "" {
+		return bin
+	}
+	return buildBinary(b, "0")
+}
+
+// buildBinary builds this command with CGO_ENABLED=cgo.
+func buildBinary(b *testing.B, cgo string) string {
+	bin := filepath.Join(b.TempDir(), "diagrelay")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // BenchmarkStartupRSS measures the memory of the real diagrelay binary
 // (built by the benchmark as the README installs it and the npm packages
 // ship it, with CGO_ENABLED=0, not this test binary, whose test code adds
@@ -99,19 +120,7 @@ func BenchmarkStartupRSS(b *testing.B) {
 	if runtime.GOOS != "linux" {
 		b.Skip("reads /proc")
 	}
-	build := func(cgo string) string {
-		bin := filepath.Join(b.TempDir(), "diagrelay")
-		cmd := exec.Command("go", "build", "-o", bin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("go build: %v\n%s", err, out)
-		}
-		return bin
-	}
-	bin := os.Getenv("DIAGRELAY_BIN") // another build to compare, such as an older one
-	if bin == "" {
-		bin = build("0")
-	}
+	bin := realBinary(b)
 	version := func(bin string) func(b *testing.B) {
 		return func(b *testing.B) {
 			// GNU time reports the peak RSS of the process it runs. A Go
@@ -142,7 +151,7 @@ func BenchmarkStartupRSS(b *testing.B) {
 			if _, err := exec.LookPath("gcc"); err != nil {
 				b.Skip("cgo needs a C compiler")
 			}
-			version(build("1"))(b)
+			version(buildBinary(b, "1"))(b)
 		})
 	}
 	b.Run("serve", func(b *testing.B) {
