@@ -17,7 +17,7 @@ import (
 // sequence of the message that carried the report).
 type OnceMailbox interface {
 	Mailbox
-	PostOnce(id string, seq uint64, m ParentMessage) (dup bool, err error)
+	PostOnce(id string, seq uint64, m diag.ParentMessage) (dup bool, err error)
 }
 
 // ErrNotOnce is DeliverRemote's error when the Manager's mailbox is not an
@@ -57,7 +57,7 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	if r.Source != "" {
 		payload["source"] = r.Source
 	}
-	rep, found, err := diag.ParseWith(payload, diag.ParseOptions{NoRedaction: m.noRedaction})
+	rep, found, err := diag.ParseWith(payload, m.parseOptions())
 	if err != nil {
 		return false, err
 	}
