@@ -138,7 +138,7 @@ func TestReportWaitsForItsClaim(t *testing.T) {
 			if _, err := edge.Claim(tok); err != nil {
 				t.Fatal(err)
 			}
-			if err := edge.Mailbox().Post(relay.ParentMessage{From: path, Level: diag.Warning, Message: "acknowledged", At: time.Now()}); err != nil {
+			if err := edge.Mailbox().Post(diag.ParentMessage{From: path, Level: diag.Warning, Message: "acknowledged", At: time.Now()}); err != nil {
 				t.Fatal(err) // the child would have its reply now
 			}
 			var reads atomic.Int32
