@@ -17,7 +17,7 @@ import (
 // sequence of the message that carried the report).
 type OnceMailbox interface {
 	Mailbox
-	PostOnce(id string, seq uint64, m ParentMessage) (dup bool, err error)
+	PostOnce(id string, seq uint64, m diag.ParentMessage) (dup bool, err error)
 }
 
 // ErrNotOnce is DeliverRemote's error when the Manager's mailbox is not an
