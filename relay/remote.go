@@ -57,7 +57,7 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	if r.Source != "" {
 		payload["source"] = r.Source
 	}
-	rep, found, err := diag.ParseWith(payload, diag.ParseOptions{NoRedaction: m.noRedaction})
+	rep, found, err := diag.ParseWith(payload, m.parseOptions())
 	if err != nil {
 		return false, err
 	}
