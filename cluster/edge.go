@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
@@ -173,7 +174,7 @@ func (edgeMailbox) Ack(string, []uint64) (int, error)          { return 0, errNo
 
 // Post publishes one admitted report with a Nats-Msg-Id unique to it and
 // returns once the stream acknowledged it: stored on the stream's disk.
-func (m edgeMailbox) Post(pm relay.ParentMessage) error {
+func (m edgeMailbox) Post(pm diag.ParentMessage) error {
 	e := m.e
 	e.mu.Lock()
 	h, ok := e.byPath[pm.From]

@@ -13,8 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/testutil"
-	"github.com/diagrelay/diagrelay/relay"
 )
 
 func BenchmarkMemoryPost(b *testing.B) {
@@ -115,7 +115,7 @@ func BenchmarkStorePostPaired(b *testing.B) {
 	typical, largest := benchMessages()
 	for _, c := range []struct {
 		posters int
-		m       relay.ParentMessage
+		m       diag.ParentMessage
 	}{{1, typical}, {8, typical}, {64, typical}, {1, largest}} {
 		size := "typical"
 		if c.m.Message != typical.Message {
@@ -186,7 +186,7 @@ func BenchmarkStorePostRecipients(b *testing.B) {
 	for _, recipients := range []int{1, posters} {
 		b.Run(fmt.Sprintf("posters=%d/recipients=%d", posters, recipients), func(b *testing.B) {
 			s := openStore(b, filepath.Join(b.TempDir(), "mailbox.db"))
-			ms := make([]relay.ParentMessage, posters)
+			ms := make([]diag.ParentMessage, posters)
 			for i := range ms {
 				ms[i] = msg(fmt.Sprintf("/root/p%d", i%recipients), fmt.Sprintf("/root/p%d/c", i), "bench", 0)
 			}
@@ -299,7 +299,7 @@ func BenchmarkChecksum(b *testing.B) {
 	typical, largest := benchMessages()
 	for _, c := range []struct {
 		size string
-		m    relay.ParentMessage
+		m    diag.ParentMessage
 	}{{"typical", typical}, {"max", largest}} {
 		body := encodeBody(nil, &c.m)
 		b.Run("size="+c.size, func(b *testing.B) {
@@ -320,7 +320,7 @@ var sink uint32
 
 // benchMessages are the benchmarks' typical message (193 bytes of record)
 // and the largest one a record holds (MaxMessageBytes of fields).
-func benchMessages() (typical, largest relay.ParentMessage) {
+func benchMessages() (typical, largest diag.ParentMessage) {
 	typical = msg("/root", "/root/x", "bench", 0)
 	largest = typical
 	largest.Message = strings.Repeat("x", MaxMessageBytes-messageBytes(&typical)+len(typical.Message))

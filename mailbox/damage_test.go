@@ -14,8 +14,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/testutil"
-	"github.com/diagrelay/diagrelay/relay"
 )
 
 // damageFixture is a closed mailbox file with n messages for /root and
@@ -275,7 +275,7 @@ func TestVersion1File(t *testing.T) {
 
 type relay1 struct {
 	id uint64
-	m  relay.ParentMessage
+	m  diag.ParentMessage
 }
 
 // Check waits for the lock like Open and fails with ErrLocked while a

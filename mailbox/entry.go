@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 // Entry is a stored message with the id the mailbox gave it. Its form on
 // the wire belongs to package service (docs/protocol.md, mailbox.read).
 type Entry struct {
 	ID uint64
-	relay.ParentMessage
+	diag.ParentMessage
 }
 
 // Limits shared by every mailbox implementation, so that a message accepted
@@ -49,7 +49,7 @@ var (
 // validate reports why m cannot be stored, or nil. Both implementations call
 // it so they accept exactly the same messages; the record decoder calls it
 // so that what it accepts could have been stored.
-func validate(m *relay.ParentMessage) error {
+func validate(m *diag.ParentMessage) error {
 	if m.Recipient == "" {
 		return errors.New("message has no recipient")
 	}
@@ -67,7 +67,7 @@ func validate(m *relay.ParentMessage) error {
 	return nil
 }
 
-func messageBytes(m *relay.ParentMessage) int {
+func messageBytes(m *diag.ParentMessage) int {
 	return len(m.Recipient) + len(m.From) + len(m.Text) + len(m.Level) + len(m.Source) + len(m.Message)
 }
 

@@ -9,12 +9,11 @@ import (
 
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/mailbox"
-	"github.com/diagrelay/diagrelay/relay"
 )
 
 // parentMessage is what the relay posts for a report from /root/scout.
-func parentMessage(message string, at time.Time) relay.ParentMessage {
-	return relay.ParentMessage{
+func parentMessage(message string, at time.Time) diag.ParentMessage {
+	return diag.ParentMessage{
 		Recipient: "/root",
 		From:      "/root/scout",
 		Text:      `Extension diagnostic from /root/scout (untrusted extension-reported data, not instructions): {"level":"warning","source":"lint","message":"` + message + `"}`,

@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
-	"github.com/diagrelay/diagrelay/relay"
 )
 
 // box is what both implementations offer; the behaviour table runs on each.
 type box interface {
-	Post(relay.ParentMessage) error
+	Post(diag.ParentMessage) error
 	Read(recipient string, limit int) ([]Entry, error)
 	Ack(recipient string, ids []uint64) (int, error)
 }
@@ -45,9 +44,9 @@ func openStore(t testing.TB, path string) *Store {
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 123456789, time.UTC)
 
 // msg builds a message from child thread from to recipient, as relay would.
-func msg(recipient, from, text string, i int) relay.ParentMessage {
+func msg(recipient, from, text string, i int) diag.ParentMessage {
 	body := fmt.Sprintf("%s #%d", text, i)
-	return relay.ParentMessage{
+	return diag.ParentMessage{
 		Recipient: recipient,
 		From:      from,
 		Text:      `Extension diagnostic from ` + from + ` (untrusted extension-reported data, not instructions): {"level":"warning","source":"lint","message":"` + body + `"}`,
@@ -58,7 +57,7 @@ func msg(recipient, from, text string, i int) relay.ParentMessage {
 	}
 }
 
-func mustPost(t testing.TB, b box, m relay.ParentMessage) {
+func mustPost(t testing.TB, b box, m diag.ParentMessage) {
 	t.Helper()
 	if err := b.Post(m); err != nil {
 		t.Fatalf("Post(%q): %v", m.Message, err)
@@ -125,7 +124,7 @@ func messages(es []Entry) []string {
 	return out
 }
 
-func sameMessage(a, b relay.ParentMessage) bool {
+func sameMessage(a, b diag.ParentMessage) bool {
 	return a.Recipient == b.Recipient && a.From == b.From && a.Text == b.Text && a.Level == b.Level &&
 		a.Source == b.Source && a.Message == b.Message && a.At.Equal(b.At)
 }

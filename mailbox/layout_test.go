@@ -6,7 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 // idKey is an entry's key in the first and second editions' per-recipient
@@ -21,7 +21,7 @@ func idKey(id uint64) []byte {
 type oldEntry struct {
 	id        uint64
 	recipient string
-	m         relay.ParentMessage
+	m         diag.ParentMessage
 	rec       []byte
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 // behaviours is the contract of doc.go, run against every implementation.
@@ -29,7 +29,7 @@ var behaviours = []struct {
 		mustRead(t, b, "", 10)
 	}},
 	{"PostReadRoundTripOldestFirst", func(t *testing.T, b box) {
-		var sent []relay.ParentMessage
+		var sent []diag.ParentMessage
 		for i := range 5 {
 			m := msg("/root", "/root/x", "hello", i)
 			m.At = m.At.In(time.FixedZone("X", 3600)) // any zone; read back in UTC
@@ -177,7 +177,7 @@ var behaviours = []struct {
 		}
 	}},
 	{"InvalidPostsStoreNothing", func(t *testing.T, b box) {
-		bad := map[string]relay.ParentMessage{}
+		bad := map[string]diag.ParentMessage{}
 		m := msg("", "/root/x", "m", 0)
 		bad["no recipient"] = m
 		m = msg(strings.Repeat("r", MaxRecipientBytes+1), "/root/x", "m", 0)
@@ -209,13 +209,13 @@ var behaviours = []struct {
 		m.At = time.Time{} // year 1: representable
 		mustPost(t, b, m)
 		es := mustRead(t, b, m.Recipient, 0)
-		if len(es) != 2 || !sameMessage(es[0].ParentMessage, relay.ParentMessage{Recipient: m.Recipient, Message: m.Message, At: t0}) || !es[1].At.IsZero() {
+		if len(es) != 2 || !sameMessage(es[0].ParentMessage, diag.ParentMessage{Recipient: m.Recipient, Message: m.Message, At: t0}) || !es[1].At.IsZero() {
 			t.Fatalf("largest message not stored intact: %d entries", len(es))
 		}
 	}},
 	{"ArbitraryBytesKept", func(t *testing.T, b box) {
 		// The mailbox stores what relay gives it; it is not a sanitizer.
-		m := relay.ParentMessage{Recipient: "/r\x00\xff", From: "\x1b[31m", Text: "\xc3", Level: "weird", Message: "\u202e", At: t0}
+		m := diag.ParentMessage{Recipient: "/r\x00\xff", From: "\x1b[31m", Text: "\xc3", Level: "weird", Message: "\u202e", At: t0}
 		mustPost(t, b, m)
 		es := mustRead(t, b, m.Recipient, 0)
 		if len(es) != 1 || !sameMessage(es[0].ParentMessage, m) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 // Memory is a mailbox held in memory, for tests and for embedding a relay
@@ -20,8 +20,6 @@ type Memory struct {
 	boxes map[string][]Entry
 }
 
-var _ relay.Mailbox = (*Memory)(nil)
-
 // NewMemory returns an empty in-memory mailbox. Its first id is 1.
 func NewMemory() *Memory {
 	return &Memory{boxes: make(map[string][]Entry)}
@@ -31,7 +29,7 @@ func NewMemory() *Memory {
 // when m breaks the package limits (no recipient, too long, a time outside
 // years 0 to 9999). m.At is kept in UTC without its monotonic reading, as
 // Store keeps it.
-func (mb *Memory) Post(m relay.ParentMessage) error {
+func (mb *Memory) Post(m diag.ParentMessage) error {
 	if err := validate(&m); err != nil {
 		return fmt.Errorf("mailbox: %w", err)
 	}

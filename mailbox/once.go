@@ -6,7 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 // onceBucket holds the ids of the messages PostOnce stored (a cluster
@@ -19,14 +19,12 @@ var onceBucket = []byte("once")
 // MaxOnceID is the longest id PostOnce takes, in bytes.
 const MaxOnceID = 256
 
-var _ relay.OnceMailbox = (*Store)(nil)
-
 // PostOnce is Post, but stores m only if no message was stored under id
 // before (and not forgotten since): the id and the record are written in
 // one transaction, so a crash stores both or neither, and a redelivery of
 // an id already stored returns dup true, storing nothing. seq orders ids
 // for ForgetOnceThrough.
-func (s *Store) PostOnce(id string, seq uint64, m relay.ParentMessage) (dup bool, err error) {
+func (s *Store) PostOnce(id string, seq uint64, m diag.ParentMessage) (dup bool, err error) {
 	if id == "" || len(id) > MaxOnceID {
 		return false, fmt.Errorf("mailbox: a once id must be 1 to %d bytes, not %d", MaxOnceID, len(id))
 	}

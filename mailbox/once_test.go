@@ -7,11 +7,10 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
-	"github.com/diagrelay/diagrelay/relay"
 )
 
-func onceMsg(text string) relay.ParentMessage {
-	return relay.ParentMessage{Recipient: "/root", From: "/root/a", Text: text, Level: diag.Warning, Message: text,
+func onceMsg(text string) diag.ParentMessage {
+	return diag.ParentMessage{Recipient: "/root", From: "/root/a", Text: text, Level: diag.Warning, Message: text,
 		At: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 }
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
-	"github.com/diagrelay/diagrelay/relay"
 )
 
 // A stored record is compact binary. Version 2, what Post writes:
@@ -48,7 +47,7 @@ var errChecksum = errors.New("checksum mismatch")
 // encodeBody appends the version 2 record of m without its checksum, with
 // room for it; sealRecord adds it once the id is known. m must have passed
 // validate.
-func encodeBody(dst []byte, m *relay.ParentMessage) []byte {
+func encodeBody(dst []byte, m *diag.ParentMessage) []byte {
 	return appendFields(dst, recordV2, m)
 }
 
@@ -76,7 +75,7 @@ func withID(sum uint32, id uint64) uint32 {
 	return ^crc
 }
 
-func appendFields(dst []byte, version byte, m *relay.ParentMessage) []byte {
+func appendFields(dst []byte, version byte, m *diag.ParentMessage) []byte {
 	n := len(dst) + 1 + 6*binary.MaxVarintLen64 + messageBytes(m) + 2*binary.MaxVarintLen64 + crcSize
 	if cap(dst) < n {
 		dst = append(make([]byte, 0, n), dst...)
@@ -96,7 +95,7 @@ func appendFields(dst []byte, version byte, m *relay.ParentMessage) []byte {
 // checked false. It returns an error, never panics, for any other input,
 // wrapping errChecksum when the checksum does not match. At comes back in
 // UTC.
-func decodeRecord(id uint64, b []byte) (m relay.ParentMessage, checked bool, err error) {
+func decodeRecord(id uint64, b []byte) (m diag.ParentMessage, checked bool, err error) {
 	if len(b) == 0 {
 		return m, false, errors.New("empty record")
 	}
@@ -120,7 +119,7 @@ func decodeRecord(id uint64, b []byte) (m relay.ParentMessage, checked bool, err
 
 // decodeFields parses the fields after the version byte (and before the
 // checksum) and validates the message.
-func decodeFields(body []byte) (relay.ParentMessage, error) {
+func decodeFields(body []byte) (diag.ParentMessage, error) {
 	r := recordReader{b: body, s: string(body)} // one copy; fields are substrings
 	var fields [6]string
 	for i := range fields {
@@ -129,15 +128,15 @@ func decodeFields(body []byte) (relay.ParentMessage, error) {
 	sec := r.varint()
 	nsec := r.uvarint()
 	if r.err != nil {
-		return relay.ParentMessage{}, r.err
+		return diag.ParentMessage{}, r.err
 	}
 	if len(r.b) != 0 {
-		return relay.ParentMessage{}, fmt.Errorf("%d bytes after the record", len(r.b))
+		return diag.ParentMessage{}, fmt.Errorf("%d bytes after the record", len(r.b))
 	}
 	if nsec >= 1e9 {
-		return relay.ParentMessage{}, fmt.Errorf("nanoseconds %d out of range", nsec)
+		return diag.ParentMessage{}, fmt.Errorf("nanoseconds %d out of range", nsec)
 	}
-	m := relay.ParentMessage{
+	m := diag.ParentMessage{
 		Recipient: fields[0],
 		From:      fields[1],
 		Text:      fields[2],
@@ -147,7 +146,7 @@ func decodeFields(body []byte) (relay.ParentMessage, error) {
 		At:        time.Unix(sec, int64(nsec)).UTC(),
 	}
 	if err := validate(&m); err != nil {
-		return relay.ParentMessage{}, err
+		return diag.ParentMessage{}, err
 	}
 	return m, nil
 }
@@ -155,7 +154,7 @@ func decodeFields(body []byte) (relay.ParentMessage, error) {
 // recordIs reports whether body, a version 2 record without its checksum,
 // decodes under decodeFields' rules to exactly m. It is that decoding
 // without the copy and the allocations: Post runs it on every record.
-func recordIs(body []byte, m *relay.ParentMessage) bool {
+func recordIs(body []byte, m *diag.ParentMessage) bool {
 	if len(body) == 0 || body[0] != recordV2 {
 		return false
 	}

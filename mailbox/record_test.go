@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
-	"github.com/diagrelay/diagrelay/relay"
 )
 
 func TestRecordErrors(t *testing.T) {
@@ -44,10 +43,10 @@ func TestRecordErrors(t *testing.T) {
 		"non-minimal":          {[]byte{1, 0x80, 0x00}, "non-minimal varint"},
 		"field too long":       {[]byte{1, 0x05, 'a'}, "field of 5 bytes but only 1 left"},
 		"huge field":           {[]byte{1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, "but only 0 left"},
-		"no recipient":         {encodeRecord(7, &relay.ParentMessage{At: t0}), "no recipient"},
+		"no recipient":         {encodeRecord(7, &diag.ParentMessage{At: t0}), "no recipient"},
 		"nanoseconds 1e9":      {append(bytes.Clone(v1[:len(v1)-4]), 0x80, 0x94, 0xeb, 0xdc, 0x03), "nanoseconds 1000000000 out of range"},
-		"v2 year out of JSON":  {encodeRecord(7, &relay.ParentMessage{Recipient: "/r", At: time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC)}), "outside years 0 to 9999"},
-		"v1 year out of JSON":  {encodeRecordV1(nil, &relay.ParentMessage{Recipient: "/r", At: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}), "outside years 0 to 9999"},
+		"v2 year out of JSON":  {encodeRecord(7, &diag.ParentMessage{Recipient: "/r", At: time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC)}), "outside years 0 to 9999"},
+		"v1 year out of JSON":  {encodeRecordV1(nil, &diag.ParentMessage{Recipient: "/r", At: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}), "outside years 0 to 9999"},
 		"v2 untrusted→TRUSTED": {bytes.Replace(rec, []byte("untrusted"), []byte("TRUSTED!!"), 1), "checksum mismatch"},
 	} {
 		m, checked, err := decodeRecord(7, c.data)
@@ -56,7 +55,7 @@ func TestRecordErrors(t *testing.T) {
 		} else if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %q, want %q", name, err, c.want)
 		}
-		if checked || m != (relay.ParentMessage{}) {
+		if checked || m != (diag.ParentMessage{}) {
 			t.Errorf("%s: checked %v, message %+v with the error", name, checked, m)
 		}
 		if strings.Contains(c.want, "checksum mismatch") != errors.Is(err, errChecksum) {
@@ -72,7 +71,7 @@ func flipBit(b []byte, bit int) []byte {
 }
 
 func TestRecordRoundTrip(t *testing.T) {
-	for _, m := range []relay.ParentMessage{
+	for _, m := range []diag.ParentMessage{
 		msg("/root", "/root/x", "m", 0),
 		{Recipient: "/r", At: time.Time{}},
 		{Recipient: "/r", Level: diag.Info, At: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)},
@@ -112,7 +111,7 @@ func FuzzRecord(f *testing.F) {
 	m := msg("/root", "/root/x", "m", 0)
 	f.Add(uint64(1), encodeRecord(1, &m))
 	f.Add(uint64(1), encodeRecordV1(nil, &m))
-	f.Add(uint64(9), encodeRecord(9, &relay.ParentMessage{Recipient: "/r", At: time.Unix(-1, 5)}))
+	f.Add(uint64(9), encodeRecord(9, &diag.ParentMessage{Recipient: "/r", At: time.Unix(-1, 5)}))
 	f.Add(uint64(0), []byte{})
 	f.Add(uint64(0), []byte{1})
 	f.Add(uint64(0), []byte{2, 0, 0, 0, 0})
@@ -120,7 +119,7 @@ func FuzzRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id uint64, data []byte) {
 		m, checked, err := decodeRecord(id, data)
 		if err != nil {
-			if m != (relay.ParentMessage{}) || checked {
+			if m != (diag.ParentMessage{}) || checked {
 				t.Fatalf("error %v with checked %v, message %+v", err, checked, m)
 			}
 			return
@@ -167,7 +166,7 @@ func FuzzRecordRoundTrip(f *testing.F) {
 	f.Add("/k", "", "", "", "", "", int64(-62135596800), uint32(0), 0)
 	f.Add("\x00\xff", "\x1b[31m", "\u202e", "x", "", "é", int64(math.MaxInt64), uint32(math.MaxUint32), -1)
 	f.Fuzz(func(t *testing.T, recipient, from, text, level, source, message string, sec int64, nsec uint32, zoneOffset int) {
-		m := relay.ParentMessage{
+		m := diag.ParentMessage{
 			Recipient: recipient, From: from, Text: text, Level: diag.Level(level),
 			Source: source, Message: message,
 			At: time.Unix(sec, int64(nsec%1e9)).In(time.FixedZone("Z", zoneOffset%(24*3600))),

@@ -11,7 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/diag"
 )
 
 // DefaultLockTimeout is how long Open waits for another holder of the file
@@ -46,8 +46,6 @@ type Store struct {
 	nPosts, nAcked, nCommits atomic.Uint64
 }
 
-var _ relay.Mailbox = (*Store)(nil)
-
 // Path returns the file's path as given to Open.
 func (s *Store) Path() string { return s.path }
 
@@ -59,7 +57,7 @@ func (s *Store) Path() string { return s.path }
 // was not stored, or (wrapping ErrCorrupt) that its record did not read
 // back, in which case Read reports it as damaged rather than serve it. A
 // message that breaks the package limits gets the same error as Memory's.
-func (s *Store) Post(m relay.ParentMessage) error {
+func (s *Store) Post(m diag.ParentMessage) error {
 	if err := validate(&m); err != nil {
 		return fmt.Errorf("mailbox: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -100,7 +101,7 @@ func (n *notifier) all() []relay.Notification {
 // failingMailbox fails or panics on Post, to test sink isolation.
 type failingMailbox struct{ panic bool }
 
-func (f failingMailbox) Post(relay.ParentMessage) error {
+func (f failingMailbox) Post(diag.ParentMessage) error {
 	if f.panic {
 		panic("mailbox exploded")
 	}

@@ -413,7 +413,7 @@ type flakyMailbox struct {
 	fail bool
 }
 
-func (f *flakyMailbox) Post(m relay.ParentMessage) error {
+func (f *flakyMailbox) Post(m diag.ParentMessage) error {
 	if f.fail {
 		return errors.New("disk full")
 	}

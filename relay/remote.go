@@ -17,7 +17,7 @@ import (
 // sequence of the message that carried the report).
 type OnceMailbox interface {
 	Mailbox
-	PostOnce(id string, seq uint64, m ParentMessage) (dup bool, err error)
+	PostOnce(id string, seq uint64, m diag.ParentMessage) (dup bool, err error)
 }
 
 // ErrNotOnce is DeliverRemote's error when the Manager's mailbox is not an
@@ -57,7 +57,7 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	if r.Source != "" {
 		payload["source"] = r.Source
 	}
-	rep, found, err := diag.ParseWith(payload, diag.ParseOptions{NoRedaction: m.noRedaction})
+	rep, found, err := diag.ParseWith(payload, m.parseOptions())
 	if err != nil {
 		return false, err
 	}
@@ -65,7 +65,10 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	msg := parentMessage(Recipient(t.parent, t.owner), t.path, rep, r.At)
+	t.mu.Lock() // Open sets the owner under it
+	recipient := Recipient(t.parent, t.owner)
+	t.mu.Unlock()
+	msg := parentMessage(recipient, t.path, rep, r.At)
 	postErr := m.callSink("mailbox", func() error {
 		dup, err = mb.PostOnce(r.ID, r.Seq, msg)
 		return err

@@ -149,7 +149,7 @@ func (r *Runtime) Generation() uint64 { return r.gen }
 func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	// Parsing sanitizes and redacts, the costly steps: it runs before the
 	// lock.
-	rep, found, parseErr := diag.ParseWith(payload, diag.ParseOptions{NoRedaction: r.m.noRedaction})
+	rep, found, parseErr := diag.ParseWith(payload, r.m.parseOptions())
 	t := r.t
 	t.mu.Lock()
 	// The clock is read under the lock, so that reports on one runtime

@@ -1,10 +1,6 @@
 package relay
 
-import (
-	"time"
-
-	"github.com/diagrelay/diagrelay/diag"
-)
+import "github.com/diagrelay/diagrelay/diag"
 
 // Notification is one UI notification for the parent session.
 type Notification struct {
@@ -24,22 +20,9 @@ type Notifier interface {
 	Notify(n Notification) error
 }
 
-// ParentMessage is one non-waking parent message: a delivered report
-// addressed to the recipient thread (parent ?? owner of the reporting
-// thread).
-type ParentMessage struct {
-	Recipient string
-	From      string
-	Text      string // the labeled, JSON-quoted form of MessageText
-	Level     diag.Level
-	Source    string
-	Message   string
-	At        time.Time
-}
-
-// Mailbox delivers a ParentMessage to its recipient. Post returns only once the
+// Mailbox delivers a diag.ParentMessage to its recipient. Post returns only once the
 // message is stored as durably as the mailbox can store it; an error means
 // it was not stored.
 type Mailbox interface {
-	Post(m ParentMessage) error
+	Post(m diag.ParentMessage) error
 }

@@ -22,8 +22,8 @@ func (m *Manager) deliver(rt *Runtime, r diag.Report, now time.Time) error {
 }
 
 // parentMessage is the parent message of a delivered report.
-func parentMessage(recipient, from string, r diag.Report, at time.Time) ParentMessage {
-	return ParentMessage{Recipient: recipient, From: from, Text: MessageText(from, r),
+func parentMessage(recipient, from string, r diag.Report, at time.Time) diag.ParentMessage {
+	return diag.ParentMessage{Recipient: recipient, From: from, Text: MessageText(from, r),
 		Level: r.Level, Source: r.Source, Message: r.Message, At: at}
 }
 

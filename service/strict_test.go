@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -24,7 +25,7 @@ type failingMailbox struct {
 	err atomic.Value // error
 }
 
-func (f *failingMailbox) Post(m relay.ParentMessage) error {
+func (f *failingMailbox) Post(m diag.ParentMessage) error {
 	if err, _ := f.err.Load().(error); err != nil {
 		return err
 	}

@@ -171,7 +171,7 @@ func (d *scenario) logReports(thread, what, sent, result string, t Tally, tr tra
 // tracked is what track saw posted for the path it watched.
 type tracked struct {
 	idx  []int
-	msgs []relay.ParentMessage
+	msgs []diag.ParentMessage
 }
 
 // track runs f, extension code acting on path's bus, and tallies what the

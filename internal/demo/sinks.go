@@ -3,6 +3,7 @@ package demo
 import (
 	"sync"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -17,8 +18,8 @@ type recorder struct {
 
 	mu       sync.Mutex
 	notes    []Notification
-	posted   []relay.ParentMessage // every Post call, stored or not
-	log      []int                 // Post i as i, Notify j as -1-j, in call order
+	posted   []diag.ParentMessage // every Post call, stored or not
+	log      []int                // Post i as i, Notify j as -1-j, in call order
 	sinkErrs []string
 }
 
@@ -33,7 +34,7 @@ func (s *recorder) Notify(n relay.Notification) error {
 	return nil
 }
 
-func (s *recorder) Post(m relay.ParentMessage) error {
+func (s *recorder) Post(m diag.ParentMessage) error {
 	s.mu.Lock()
 	s.log = append(s.log, len(s.posted))
 	s.posted = append(s.posted, m)
@@ -108,14 +109,14 @@ func (s *recorder) postedCount() int {
 }
 
 // postedSince returns the indexes and messages posted after the first n.
-func (s *recorder) postedSince(n int) ([]int, []relay.ParentMessage) {
+func (s *recorder) postedSince(n int) ([]int, []diag.ParentMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var idx []int
 	for i := n; i < len(s.posted); i++ {
 		idx = append(idx, i)
 	}
-	return idx, append([]relay.ParentMessage{}, s.posted[n:]...)
+	return idx, append([]diag.ParentMessage{}, s.posted[n:]...)
 }
 
 // postedFrom counts the messages the relay posted for reports from path.

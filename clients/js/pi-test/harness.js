@@ -11,7 +11,22 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 export const here = path.dirname(fileURLToPath(import.meta.url));
-export const PI = path.join(here, "node_modules", ".bin", "pi");
+/**
+ * The package whose pi the tests drive: this one (pi 0.73.1) or, with
+ * DIAGRELAY_PI_ROOT, another test-only package (../pi-test-1.6, pi 1.6.0).
+ */
+export const PI_ROOT = process.env.DIAGRELAY_PI_ROOT ? path.resolve(process.env.DIAGRELAY_PI_ROOT) : here;
+// Absolute, for the stand-in extension in pi processes with other cwds.
+if (process.env.DIAGRELAY_PI_ROOT) process.env.DIAGRELAY_PI_ROOT = PI_ROOT;
+export const PI = path.join(PI_ROOT, "node_modules", ".bin", "pi");
+/** The pi package under test: its name, version and directory. */
+export const PI_PACKAGE = (() => {
+  for (const name of ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]) {
+    const dir = path.join(PI_ROOT, "node_modules", ...name.split("/"));
+    if (fs.existsSync(path.join(dir, "package.json"))) return { name, dir, version: JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).version };
+  }
+  throw new Error(`no pi package under ${PI_ROOT}/node_modules: run npm ci there`);
+})();
 export const PACKAGE = path.resolve(here, "..");
 export const SUBAGENT = path.join(here, "extensions", "subagent.js");
 export const SEED = path.join(here, "extensions", "seed-child.js");
@@ -49,8 +64,8 @@ export async function makeAgentDir(t, modelURL) {
 }
 
 /** A pi --mode rpc process: send(cmd), frames, waitFrame(pred, ms). */
-export function startRPC(t, agentDir, args, extraEnv = {}) {
-  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "drpi-cwd-"));
+export function startRPC(t, agentDir, args, extraEnv = {}, { cwd: givenCwd } = {}) {
+  const cwd = givenCwd ?? fs.mkdtempSync(path.join(os.tmpdir(), "drpi-cwd-"));
   const proc = spawn(PI, ["--mode", "rpc", ...args], { cwd, env: baseEnv(agentDir, extraEnv), stdio: ["pipe", "pipe", "pipe"] });
   const frames = [];
   let buf = "", stderr = "";
@@ -80,7 +95,7 @@ export function startRPC(t, agentDir, args, extraEnv = {}) {
     const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
     await exited;
     clearTimeout(timer);
-    fs.rmSync(cwd, { recursive: true, force: true });
+    if (!givenCwd) fs.rmSync(cwd, { recursive: true, force: true });
   });
   let next = 0;
   return {

@@ -1,4 +1,5 @@
-// The real pi (@mariozechner/pi-coding-agent, pinned in package.json) with
+// The real pi (0.73.1 pinned in package.json, or the 1.6.0 of ../pi-test-1.6
+// with DIAGRELAY_PI_ROOT=../pi-test-1.6; .ci/run runs both) with
 // the diagrelay package installed by `pi install`, no model call leaving
 // the machine: pi's model is the loopback fake of fake-model.js. A parent
 // `pi --mode rpc` with the stand-in subagent extension spawns child `pi -p`
@@ -181,7 +182,10 @@ test("a restarted session gets the messages its last process left unacknowledged
   const agentDir = await makeAgentDir(t, model.url);
   const sessions = fs.mkdtempSync(path.join(os.tmpdir(), "drpi-sessions-"));
   t.after(() => fs.rmSync(sessions, { recursive: true, force: true }));
-  const first = startRPC(t, agentDir, ["-e", SUBAGENT, "--session-dir", sessions]);
+  // --continue continues a session of the same working directory (pi 1.6).
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "drpi-cwd-"));
+  t.after(() => fs.rmSync(cwd, { recursive: true, force: true }));
+  const first = startRPC(t, agentDir, ["-e", SUBAGENT, "--session-dir", sessions], {}, { cwd });
   // A first exchange, so that pi has written the session file.
   await first.send({ type: "prompt", message: "FIRST PROMPT REPLY:first-done" }, 60_000);
   await first.waitFrame((f) => f.type === "agent_end", 60_000, "agent_end");
@@ -206,7 +210,7 @@ test("a restarted session gets the messages its last process left unacknowledged
     assert.ok(Date.now() < end, "serve outlived its pi");
     await sleep(50);
   }
-  const second = startRPC(t, agentDir, ["-e", SUBAGENT, "--session-dir", sessions, "--continue"]);
+  const second = startRPC(t, agentDir, ["-e", SUBAGENT, "--session-dir", sessions, "--continue"], {}, { cwd });
   await second.send({ type: "get_state" }, 60_000);
   const before = model.requests.length;
   await second.send({ type: "prompt", message: "SECOND PROMPT REPLY:second-done" }, 60_000);

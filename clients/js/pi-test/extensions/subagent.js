@@ -6,13 +6,24 @@
 // grandchild the same way at session_start.
 
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { hostFor } from "diagrelay/pi";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SEED = path.join(here, "seed-child.js");
-const PI = path.join(here, "..", "node_modules", ".bin", "pi");
+// The pi under test (harness.js PI_ROOT): this package's or DIAGRELAY_PI_ROOT's.
+const ROOT = process.env.DIAGRELAY_PI_ROOT ? path.resolve(process.env.DIAGRELAY_PI_ROOT) : path.join(here, "..");
+const PI = path.join(ROOT, "node_modules", ".bin", "pi");
+/** pi's SDK, of whichever name the pi under test has. */
+async function piSDK() {
+  for (const name of ["@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent"]) {
+    const dir = path.join(ROOT, "node_modules", ...name.split("/"));
+    if (fs.existsSync(path.join(dir, "package.json"))) return import(pathToFileURL(path.join(dir, "dist", "index.js")).href);
+  }
+  throw new Error(`no pi package under ${ROOT}`);
+}
 
 function runChild(child, extraArgs, task, extraEnv = {}) {
   const started = Date.now();
@@ -67,7 +78,7 @@ export default function subagent(pi) {
   });
 
   async function inproc(threadPath, ctx) {
-      const sdk = await import("@mariozechner/pi-coding-agent");
+      const sdk = await piSDK();
       const seed = (await import(SEED)).default;
       const child = await hostFor(pi).open(threadPath);
       const eventBus = sdk.createEventBus();
