@@ -66,7 +66,10 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	msg := parentMessage(Recipient(t.parent, t.owner), t.path, rep, r.At)
+	t.mu.Lock() // Open sets the owner under it
+	recipient := Recipient(t.parent, t.owner)
+	t.mu.Unlock()
+	msg := parentMessage(recipient, t.path, rep, r.At)
 	postErr := m.callSink("mailbox", func() error {
 		dup, err = mb.PostOnce(r.ID, r.Seq, msg)
 		return err
