@@ -104,7 +104,15 @@ unless --allow-lazy-fsync.`,
 		o.Mode = relay.Mode(*mode)
 		o.NoRedaction = *redact == "off"
 		o.Logger = serve.NewLogger(s.Err, *logFormat, time.Now)
-		return serve.Run(o, s.In, s.Out)
+		stopProfile, err := startProfile()
+		if err != nil {
+			return err
+		}
+		err = serve.Run(o, s.In, s.Out)
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
+		return err
 	}
 	return c
 }
