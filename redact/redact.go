@@ -146,6 +146,9 @@ func (b *ruleBook) accept(r *rule, i int, text string, loc []int) (hit, bool) {
 	if r.entropy != 0 && shannon(secret) <= r.entropy {
 		return hit{}, false
 	}
+	if r.nameCheck && !upstreamEnds(text, sEnd) && codeLike(secret) {
+		return hit{}, false // a name in code, found only by the wider end (boundary.go)
+	}
 	if b.global.allows(secret, match, text) {
 		return hit{}, false
 	}
@@ -192,7 +195,7 @@ func leadingDelimiter(c byte) bool {
 // to see where it ends. '=' is not one: base64 ends with it.
 func trailingDelimiter(c byte) bool {
 	switch c {
-	case ' ', '\t', '\n', '\r', '\f', '\v', '\'', '"', '`', ';', ',', '.', '(', ')', '[', ']', '{', '}', '<', '>', '\\':
+	case ' ', '\t', '\n', '\r', '\f', '\v', '\'', '"', '`', ';', ',', '.', '(', ')', '[', ']', '{', '}', '<', '>', '\\', '|', ':', '&':
 		return true
 	}
 	return false
