@@ -247,4 +247,3 @@ func TestServeSpawnTokenScope(t *testing.T) {
 	_, err = spawnOpen(t, s, p.Token, "/root/late")
 	wantRPCError(t, "a replaced spawn token", err, wire.CodeUnauthenticated, "unknown spawn token")
 }
-
