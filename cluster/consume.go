@@ -78,8 +78,8 @@ func (h *Home) prune(f Forgetter) {
 
 // handle delivers one message and settles it with the stream: Ack once
 // the report is stored (or was already), Nak to have it again after a
-// mailbox failure, Term for a message that fails a check, which would
-// fail it every time.
+// mailbox failure or while the bucket has not answered for its claim, Term
+// for a message that fails a check, which would fail it every time.
 func (h *Home) handle(m *relay.Manager, msg jetstream.Msg) {
 	meta, err := msg.Metadata()
 	if err != nil {
@@ -88,7 +88,7 @@ func (h *Home) handle(m *relay.Manager, msg jetstream.Msg) {
 	}
 	subj := msg.Subject()
 	if edge, ok := edgeOf(subj, CountsSubject); ok {
-		h.applyCounts(m, msg, edge)
+		h.applyCounts(m, msg, meta, edge)
 		return
 	}
 	edge, ok := edgeOf(subj, ReportSubject)
@@ -101,15 +101,8 @@ func (h *Home) handle(m *relay.Manager, msg jetstream.Msg) {
 		h.refuse(msg, "report", err)
 		return
 	}
-	e, ok := h.entry(hash)
-	switch {
-	case !ok:
-		h.refuse(msg, "report", errors.New("no such token in the bucket"))
-		return
-	case e.Edge != edge || e.Path != rep.Path:
-		// An edge reports only under the tokens it claimed, for their
-		// own thread.
-		h.refuse(msg, "report", errors.New("the token is not this edge's claim for this thread"))
+	e, ok := h.placed(msg, meta, "report", hash, edge, rep.Path)
+	if !ok {
 		return
 	}
 	id := msg.Headers().Get(jetstream.MsgIDHeader)
@@ -124,7 +117,7 @@ func (h *Home) handle(m *relay.Manager, msg jetstream.Msg) {
 	})
 	switch {
 	case errors.Is(err, diag.ErrInvalid), errors.Is(err, relay.ErrPath):
-		h.refuse(msg, "report", err)
+		h.refuseThread(msg, "report", e.Path, err)
 		return
 	case err != nil:
 		h.stats.retried.Add(1)
@@ -139,15 +132,13 @@ func (h *Home) handle(m *relay.Manager, msg jetstream.Msg) {
 	_ = msg.Ack()
 }
 
-func (h *Home) applyCounts(m *relay.Manager, msg jetstream.Msg, edge string) {
+func (h *Home) applyCounts(m *relay.Manager, msg jetstream.Msg, meta *jetstream.MsgMetadata, edge string) {
 	c, hash, err := decodeCounts(msg.Data())
 	if err != nil {
 		h.refuse(msg, "counts", err)
 		return
 	}
-	e, ok := h.entry(hash)
-	if !ok || e.Edge != edge || e.Path != c.Path {
-		h.refuse(msg, "counts", errors.New("the token is not this edge's claim for this thread"))
+	if _, ok := h.placed(msg, meta, "counts", hash, edge, c.Path); !ok {
 		return
 	}
 	m.SetRemoteCounts(c.Path, edge, c.Boot, relay.RemoteCounts{Dropped: c.Dropped, Redacted: c.Redacted})
@@ -155,8 +146,40 @@ func (h *Home) applyCounts(m *relay.Manager, msg jetstream.Msg, edge string) {
 	_ = msg.Ack()
 }
 
+// placed settles a message its entry does not place: Term on proof that
+// it never can be, Nak with a backoff while the bucket has not answered
+// (place.go). It returns the entry and true for a message to deliver.
+func (h *Home) placed(msg jetstream.Msg, meta *jetstream.MsgMetadata, what string, hash [32]byte, edge, path string) (entry, bool) {
+	e, v, why := h.place(hash, edge, path, meta.NumDelivered)
+	switch v {
+	case place:
+		return e, true
+	case refuse:
+		h.refuseThread(msg, what, path, errors.New(why))
+	default:
+		h.stats.waited.Add(1)
+		delay := nakDelay(meta.NumDelivered)
+		h.log.Warn("cluster: a message waits for the bucket", "what", what, "thread", path, "edge", edge,
+			"reason", why, "delivered", meta.NumDelivered, "again_in", delay)
+		_ = msg.NakWithDelay(delay)
+	}
+	return entry{}, false
+}
+
+// refuse terminates a message that fails a check, which it would fail
+// every time: counted and logged with the reason.
 func (h *Home) refuse(msg jetstream.Msg, what string, err error) {
+	h.refuseThread(msg, what, "", err)
+}
+
+// refuseThread is refuse for a message whose thread is known: the log
+// names it.
+func (h *Home) refuseThread(msg jetstream.Msg, what, thread string, err error) {
 	h.stats.refused.Add(1)
-	h.log.Warn("cluster: message refused", "what", what, "subject", msg.Subject(), "err", err)
+	args := []any{"what", what, "subject", msg.Subject(), "reason", err}
+	if thread != "" {
+		args = append(args, "thread", thread)
+	}
+	h.log.Warn("cluster: message refused", args...)
 	_ = msg.Term()
 }

@@ -26,6 +26,7 @@ type Home struct {
 	log  *slog.Logger
 	l    *link
 	cons jetstream.Consumer
+	read entryRead // the bucket's Get (place.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -45,7 +46,7 @@ type Home struct {
 }
 
 type homeStats struct {
-	delivered, duplicates, refused, retried, counts, revoked, pruned atomic.Uint64
+	delivered, duplicates, refused, retried, waited, counts, revoked, pruned atomic.Uint64
 }
 
 // HomeStats counts what the home did with the stream's messages.
@@ -54,6 +55,7 @@ type HomeStats struct {
 	Duplicates uint64 // redeliveries of a report already stored: acknowledged, not delivered again
 	Refused    uint64 // messages that failed a check (docs/cluster.md): terminated, not delivered
 	Retried    uint64 // messages handed back to the stream after a mailbox failure
+	Waited     uint64 // messages handed back to the stream because the bucket had not answered for their claim (place.go)
 	Counts     uint64 // edges' counts applied
 	Revoked    uint64 // tokens set closed in the bucket
 	Pruned     uint64 // report ids forgotten below the consumer's acknowledgement floor
@@ -62,7 +64,7 @@ type HomeStats struct {
 // Stats returns the home's counters.
 func (h *Home) Stats() HomeStats {
 	s := &h.stats
-	return HomeStats{s.delivered.Load(), s.duplicates.Load(), s.refused.Load(), s.retried.Load(), s.counts.Load(), s.revoked.Load(), s.pruned.Load()}
+	return HomeStats{s.delivered.Load(), s.duplicates.Load(), s.refused.Load(), s.retried.Load(), s.waited.Load(), s.counts.Load(), s.revoked.Load(), s.pruned.Load()}
 }
 
 // NewHome connects to the cluster, creating the stream, the bucket and the
@@ -84,7 +86,7 @@ func NewHome(ctx context.Context, c Config) (*Home, error) {
 		l.close()
 		return nil, fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
 	}
-	h := &Home{cfg: c, log: c.logger(), l: l, cons: cons,
+	h := &Home{cfg: c, log: c.logger(), l: l, cons: cons, read: l.kv.Get,
 		entries: make(map[[32]byte]entry), byPath: make(map[string]map[[32]byte]bool),
 		pending: make(map[[32]byte]struct{}), wake: make(chan struct{}, 1), PruneEvery: 10 * time.Second}
 	h.ctx, h.cancel = context.WithCancel(context.Background())

@@ -108,26 +108,3 @@ func (h *Home) unindexLocked(hash [32]byte) {
 		}
 	}
 }
-
-// entry returns the bucket's entry for hash: the index's, or, when the
-// index has not seen it yet (a claim the watch has not brought), the
-// bucket's own.
-func (h *Home) entry(hash [32]byte) (entry, bool) {
-	h.mu.Lock()
-	e, ok := h.entries[hash]
-	h.mu.Unlock()
-	if ok && e.Edge != "" {
-		return e, true
-	}
-	ctx, cancel := context.WithTimeout(h.ctx, DefaultPublishWait)
-	defer cancel()
-	kve, err := h.l.kv.Get(ctx, tokenKey(hash))
-	if err != nil {
-		return e, ok
-	}
-	fresh, err := decodeEntry(kve.Value())
-	if err != nil {
-		return e, ok
-	}
-	return fresh, true
-}

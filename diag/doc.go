@@ -10,9 +10,10 @@
 // JSON bridge produces) or a map[string]string, and refuses everything else
 // with an error that matches ErrInvalid. Extra keys in a map are ignored:
 // nothing in a payload can claim a thread path, since attribution comes only
-// from which child's bus carried it. Parse sanitizes, then redacts secrets
-// (package redact, SPEC §12), so that everything after it, the duplicate
-// check included, sees the redacted text; ParseWith can leave redaction out.
+// from which child's bus carried it. Parse sanitizes; ParseWith takes the
+// cleaning as an option, and the relay passes the secret scanner
+// (docs/redaction.md), so that everything after it, the duplicate check
+// included, sees the redacted text.
 //
 // # The gate
 //
@@ -21,7 +22,8 @@
 //
 //	parse → sanitize → redact → valid? → duplicate? → cap? → window? → deliver
 //
-// Parse does the first three and Gate.Admit the rest; a caller counts a
+// ParseWith does the first three (redact when the relay asks it to) and
+// Gate.Admit the rest; a caller counts a
 // payload Parse refuses by admitting the zero Report, which is invalid:
 //
 //   - Invalid: a payload Parse refuses; or, re-checked by Admit without

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diagrelay/diagrelay/redact"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -148,8 +147,7 @@ func FuzzParse(f *testing.F) {
 		}
 		var want Report
 		if valid {
-			msg, _ := redact.Message(message)
-			src, _ := redact.Source(source)
+			msg, src := sanitize.Message(message), sanitize.Source(source)
 			want = Report{Level(level), msg, src}
 			valid = !blank(want.Message)
 			if blank(want.Source) || (shape&3 == shapeAnyMap && shape>>6&3 != fieldString) {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/diagrelay/diagrelay/redact"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -41,34 +40,37 @@ func invalid(format string, args ...any) error {
 // a nil *Report.
 //
 // The level must be exactly "info", "warning" or "error": no case folding
-// and no trimming, so " info" is refused. The message is cleaned with
-// redact.Message (sanitized, secrets redacted, then cut to
-// sanitize.MessageLimit) and must not be blank afterwards; the source is
-// cleaned with redact.Source and is "" (absent) if blank afterwards. Types
-// and the level are checked before any text is sanitized, so a refused
-// payload costs little however long its text.
+// and no trimming, so " info" is refused. The message is cleaned (by
+// default sanitize.Message) and must not be blank afterwards; the source is
+// cleaned (by default sanitize.Source) and is "" (absent) if blank
+// afterwards. Types and the level are checked before any text is cleaned,
+// so a refused payload costs little however long its text.
 //
-// Parse is ParseWith(payload, ParseOptions{}) without the counts.
+// Parse is ParseWith(payload, ParseOptions{}) without the counts: it
+// sanitizes and redacts nothing. The relay's reports are also redacted: it
+// passes the secret scanner as ParseOptions.Clean.
 func Parse(payload any) (Report, error) {
 	r, _, err := ParseWith(payload, ParseOptions{})
 	return r, err
 }
 
-// ParseOptions change how ParseWith cleans a report. The zero value is
-// the default pipeline: sanitize, then redact.
+// ParseOptions change how ParseWith cleans a report. The zero value
+// sanitizes the texts and redacts nothing.
 type ParseOptions struct {
-	// NoRedaction cleans the texts with sanitize.Message and
-	// sanitize.Source alone: secrets pass (SPEC §12 lets a host turn
-	// redaction off, with a warning).
-	NoRedaction bool
+	// Clean cleans one text to at most limit UTF-16 code units, obeying
+	// every rule of package sanitize, and says what it redacted; nil is
+	// sanitize.Clean, which redacts nothing. The relay passes the secret
+	// scanner (docs/redaction.md): which cleaning a report gets is the
+	// relay's decision, and diag does not link the scanner, so the
+	// protocol's shapes that hold diag's types do not either.
+	Clean func(s string, limit int) (string, Redacted)
 }
 
 // ParseWith is Parse with options; it also returns how many secrets were
 // redacted from the message and the source together, by rule (nil: none).
-// This is the one place in the pipeline where reports are sanitized and
-// redacted (docs/redaction.md): the gate, and so deduplication, sees the
-// redacted text.
-func ParseWith(payload any, o ParseOptions) (Report, redact.Counts, error) {
+// The relay calls it once a report, before its gate, so that the gate, and
+// so deduplication, sees the redacted text (docs/redaction.md).
+func ParseWith(payload any, o ParseOptions) (Report, Redacted, error) {
 	switch p := payload.(type) {
 	case Report:
 		return o.clean(p.Level, p.Message, p.Source)
@@ -96,7 +98,7 @@ func ParseWith(payload any, o ParseOptions) (Report, redact.Counts, error) {
 	}
 }
 
-func (o ParseOptions) parseMap(m map[string]any) (Report, redact.Counts, error) {
+func (o ParseOptions) parseMap(m map[string]any) (Report, Redacted, error) {
 	var level Level
 	switch v := m["level"].(type) {
 	case string:
@@ -134,32 +136,29 @@ func fieldError(m map[string]any, key string) error {
 	}
 }
 
-// clean checks the level, then sanitizes and redacts the texts.
-func (o ParseOptions) clean(level Level, message, source string) (Report, redact.Counts, error) {
+// clean checks the level, then cleans the texts.
+func (o ParseOptions) clean(level Level, message, source string) (Report, Redacted, error) {
 	if !level.Valid() {
 		return Report{}, nil, invalid("level %s is not info, warning or error", quote(string(level)))
 	}
-	if o.NoRedaction {
-		r := Report{Level: level, Message: sanitize.Message(message)}
-		if blank(r.Message) {
-			return Report{}, nil, invalid("message is blank after sanitizing")
-		}
-		if r.Source = sanitize.Source(source); blank(r.Source) {
-			r.Source = ""
-		}
-		return r, nil, nil
+	clean := o.Clean
+	if clean == nil {
+		clean = sanitizeOnly
 	}
-	msg, counts := redact.Message(message)
+	msg, counts := clean(message, sanitize.MessageLimit)
 	r := Report{Level: level, Message: msg}
 	if blank(r.Message) {
 		return Report{}, nil, invalid("message is blank after sanitizing")
 	}
-	src, sc := redact.Source(source)
+	src, sc := clean(source, sanitize.SourceLimit)
 	if r.Source = src; blank(r.Source) {
 		r.Source, sc = "", nil
 	}
 	return r, counts.Add(sc), nil
 }
+
+// sanitizeOnly is ParseOptions' default Clean.
+func sanitizeOnly(s string, limit int) (string, Redacted) { return sanitize.Clean(s, limit), nil }
 
 // quote quotes a child's text for an error message: ASCII only, so nothing
 // in it can act on a terminal, and at most about 32 bytes of it.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -231,26 +232,40 @@ func TestParseSanitizes(t *testing.T) {
 	}
 }
 
-// Parse redacts after sanitizing (SPEC §12); ParseWith counts, and can be
-// told not to.
-func TestParseRedacts(t *testing.T) {
-	tok := "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m"
-	p := map[string]any{"level": "error", "message": "auth failed with token " + tok + "\x1b[31m for x", "source": "ext " + tok}
-	r, counts, err := ParseWith(p, ParseOptions{})
+// ParseWith cleans the message and the source with ParseOptions.Clean, to
+// their limits, and adds up what it redacted from both; a source blank
+// after cleaning is absent and its counts go with it. Parse sanitizes and
+// redacts nothing (the relay's redaction is tested in package relay).
+func TestParseWithClean(t *testing.T) {
+	var limits []int
+	mark := func(s string, limit int) (string, Redacted) {
+		limits = append(limits, limit)
+		if strings.HasPrefix(s, "secret") {
+			return "", Redacted{"rule": 1}
+		}
+		return strings.ReplaceAll(sanitize.Clean(s, limit), "tok", "[X]"), Redacted{"rule": strings.Count(s, "tok")}
+	}
+	p := map[string]any{"level": "error", "message": "a tok\x1b[31m and tok", "source": "ext tok"}
+	r, counts, err := ParseWith(p, ParseOptions{Clean: mark})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Message != "auth failed with token [REDACTED:github-pat] for x" || r.Source != "ext [REDACTED:github-pat]" {
-		t.Errorf("ParseWith = %+v", r)
+	if r.Message != "a [X] and [X]" || r.Source != "ext [X]" || counts["rule"] != 3 {
+		t.Errorf("ParseWith = %+v %v", r, counts)
 	}
-	if counts["github-pat"] != 2 {
-		t.Errorf("counts %v, want github-pat: 2 (message and source)", counts)
+	if !slices.Equal(limits, []int{sanitize.MessageLimit, sanitize.SourceLimit}) {
+		t.Errorf("limits %v", limits)
 	}
-	if r2, _ := Parse(p); r2 != r {
-		t.Errorf("Parse = %+v, ParseWith = %+v", r2, r)
+	p["source"] = "secret"
+	if r, counts, err = ParseWith(p, ParseOptions{Clean: mark}); err != nil || r.Source != "" || counts["rule"] != 2 {
+		t.Errorf("blank source: %+v %v %v", r, counts, err)
 	}
-	r, counts, err = ParseWith(p, ParseOptions{NoRedaction: true})
-	if err != nil || counts != nil || !strings.Contains(r.Message, tok) || r.Message != sanitize.Message(p["message"].(string)) {
-		t.Errorf("NoRedaction: %+v %v %v", r, counts, err)
+	p["message"] = "secret"
+	if _, _, err = ParseWith(p, ParseOptions{Clean: mark}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("blank message: %v", err)
+	}
+	p = map[string]any{"level": "info", "message": "ghp_" + strings.Repeat("aB3dE5fG7h", 3) + "J9kL1m\x1b[31m"}
+	if r, counts, err := ParseWith(p, ParseOptions{}); err != nil || counts != nil || r.Message != sanitize.Message(p["message"].(string)) {
+		t.Errorf("default: %+v %v %v", r, counts, err)
 	}
 }

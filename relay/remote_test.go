@@ -66,7 +66,7 @@ func TestDeliverRemote(t *testing.T) {
 		t.Errorf("a parent that is not the lexical one: %v", err)
 	}
 
-	m.SetRemoteCounts("/root/a", "e1", "boot1", relay.RemoteCounts{Dropped: diag.Dropped{Rate: 2}, Redacted: relay.Redacted{"github-pat": 1}})
+	m.SetRemoteCounts("/root/a", "e1", "boot1", relay.RemoteCounts{Dropped: diag.Dropped{Rate: 2}, Redacted: diag.Redacted{"github-pat": 1}})
 	m.SetRemoteCounts("/root/a", "e1", "boot1", relay.RemoteCounts{Dropped: diag.Dropped{Rate: 3}})
 	m.SetRemoteCounts("/root/a", "e1", "boot2", relay.RemoteCounts{Dropped: diag.Dropped{Cap: 1}})
 	s, _ = m.Status("/root/a")
@@ -95,5 +95,44 @@ func eventuallyNotes(t *testing.T, n *notes, want int) {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestDeliverRemoteBesideOpen: a remote report for a root thread reads the
+// owner that a concurrent Open (a reopen by the host) writes; under -race
+// this failed while DeliverRemote read it unlocked.
+func TestDeliverRemoteBesideOpen(t *testing.T) {
+	st, err := mailbox.Open(filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := relay.NewManager(relay.Config{Mailbox: st})
+	defer m.Close()
+	if _, err := m.Open("/k", "", "/root"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 20 {
+			if _, err := m.Open("/k", "", "/root"); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := range 20 {
+		r := relay.RemoteReport{ID: "e1 x." + string(rune('a'+i)), Seq: uint64(i + 1), Path: "/k", Owner: "/root", Edge: "e1",
+			Level: "error", Message: "m " + string(rune('a'+i)), At: time.Now()}
+		if _, err := m.DeliverRemote(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	msgs, err := st.Read("/root", 100)
+	if err != nil || len(msgs) != 20 {
+		t.Fatalf("/root's mailbox: %d messages, %v", len(msgs), err)
 	}
 }
