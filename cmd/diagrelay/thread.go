@@ -85,7 +85,7 @@ revoked. --json prints {"path","token","generation","socket"} instead.`,
 	owner := c.Flag.String("owner", "", "the `path` of the thread that creates an independent root (a PATH not under /root)")
 	asJSON := c.Flag.Bool("json", false, "print the runtime as JSON")
 	return threadLeaf(c, func(s *cli.IO, h *client.Host, socket string, args []string) error {
-		rt, err := h.OpenRuntime(args[0], *parent, *owner)
+		rt, err := h.Open(args[0], client.OpenOptions{Parent: *parent, Owner: *owner})
 		if err != nil {
 			return err
 		}
