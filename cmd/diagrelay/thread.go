@@ -10,6 +10,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/cli"
+	"github.com/diagrelay/diagrelay/internal/shellquote"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
@@ -100,7 +101,7 @@ revoked. --json prints {"path","token","generation","socket"} instead.`,
 			}{rt, socket})
 		}
 		_, err = fmt.Fprintf(s.Out, "export %s=%s %s=%s\n",
-			client.EnvSocket, cli.ShellQuote(socket), client.EnvToken, cli.ShellQuote(rt.Token))
+			client.EnvSocket, shellquote.Quote(socket), client.EnvToken, shellquote.Quote(rt.Token))
 		return err
 	})
 }
