@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/diagrelay/diagrelay/internal/cli"
+	"github.com/diagrelay/diagrelay/internal/shellquote"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
 
@@ -86,7 +86,7 @@ func CheckPermissions(dir string) error {
 		}
 		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 			loose = append(loose, fmt.Sprintf("%s %s is accessible by group or others (mode %04o); fix it with: chmod %o %s",
-				what, path, perm, want, cli.ShellQuote(path)))
+				what, path, perm, want, shellquote.Quote(path)))
 		}
 		return nil
 	}
@@ -111,5 +111,5 @@ func untrustedMailbox(dir, path string, err error) error {
 	reason = strings.ReplaceAll(reason, mailbox.ErrCorrupt.Error()+": ", "")
 	return fmt.Errorf("mailbox %s cannot be trusted: %s. It was left as it is, and serve does not start on it. "+
 		"See what it holds with: diagrelay mailbox check --data %s; then move it aside to start a new, empty mailbox: mv %s %s",
-		path, reason, cli.ShellQuote(dir), cli.ShellQuote(path), cli.ShellQuote(path+".damaged"))
+		path, reason, shellquote.Quote(dir), shellquote.Quote(path), shellquote.Quote(path+".damaged"))
 }

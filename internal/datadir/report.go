@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/diagrelay/diagrelay/internal/cli"
+	"github.com/diagrelay/diagrelay/internal/shellquote"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -57,7 +57,7 @@ func WriteReport(w io.Writer, rep *mailbox.Report) {
 	switch {
 	case len(rep.Problems) > 0:
 		fmt.Fprintf(w, "result: DAMAGED: serve refuses this file. Keep it for recovery and move it aside to start a new mailbox: mv %s %s\n",
-			cli.ShellQuote(rep.Path), cli.ShellQuote(rep.Path+".damaged"))
+			shellquote.Quote(rep.Path), shellquote.Quote(rep.Path+".damaged"))
 	case damaged+unaddressable > 0:
 		fmt.Fprintf(w, "result: DAMAGED: %d damaged records, %d messages intact. serve quarantines the damaged ones: "+
 			"mailbox.read lists their ids in \"damaged\" and never serves them; mailbox.ack removes them\n", damaged+unaddressable, messages)
