@@ -1,4 +1,6 @@
-package datadir
+// Package mailboxcheck writes diagrelay mailbox check's report for a
+// person: what mailbox.Check found and what to do about it.
+package mailboxcheck
 
 import (
 	"fmt"
@@ -12,10 +14,10 @@ import (
 	"github.com/diagrelay/diagrelay/relay"
 )
 
-// WriteReport writes what mailbox.Check found, for a person: bbolt's
+// Write writes what mailbox.Check found, for a person: bbolt's
 // check, each recipient's counts, the damaged ids, and a result line that
 // says what serve will do with the file and what to do about it.
-func WriteReport(w io.Writer, rep *mailbox.Report) {
+func Write(w io.Writer, rep *mailbox.Report) {
 	fmt.Fprintf(w, "mailbox %s\n", rep.Path)
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
