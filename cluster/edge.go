@@ -266,7 +266,7 @@ func (e *Edge) forgetGone() {
 	clear(e.gone)
 }
 
-func sameCounts(a, b relay.Redacted) bool {
+func sameCounts(a, b diag.Redacted) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -27,12 +27,12 @@ type reportMsg struct {
 // countsMsg is the body of a message on CountsSubject.<edge>: an edge's
 // running totals for a thread since its process started (Boot).
 type countsMsg struct {
-	V        int            `json:"v"`
-	Token    string         `json:"token"`
-	Path     string         `json:"path"`
-	Boot     string         `json:"boot"`
-	Dropped  diag.Dropped   `json:"dropped"`
-	Redacted relay.Redacted `json:"redacted,omitempty"`
+	V        int           `json:"v"`
+	Token    string        `json:"token"`
+	Path     string        `json:"path"`
+	Boot     string        `json:"boot"`
+	Dropped  diag.Dropped  `json:"dropped"`
+	Redacted diag.Redacted `json:"redacted,omitempty"`
 }
 
 const msgVersion = 1

@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -63,6 +64,9 @@ func (c *committer) doChecked(s *Store, fn func(*bolt.Tx) error, wrote *stored) 
 	} else {
 		c.leading = true
 	}
+	c.mu.Unlock()
+	runtime.Gosched() // let the runnable posters queue for this commit
+	c.mu.Lock()
 	// Here w is c.queue[0]: either the queue was empty when w joined, or
 	// leadership was handed to the head of the queue.
 	n := min(len(c.queue), maxBatchOps)

@@ -1,6 +1,9 @@
 package redact
 
-import "github.com/diagrelay/diagrelay/sanitize"
+import (
+	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/sanitize"
+)
 
 // Clean sanitizes s without a limit, redacts it, then cuts it to limit
 // UTF-16 code units with the sanitizer's cut (limit <= 0: no cut), so that
@@ -12,7 +15,7 @@ import "github.com/diagrelay/diagrelay/sanitize"
 // clean text has at most limit bytes (so at most limit UTF-16 units) it is
 // already the answer, and Clean costs one sanitizer pass and one keyword
 // scan.
-func Clean(s string, limit int) (string, Counts) {
+func Clean(s string, limit int) (string, diag.Redacted) {
 	t := sanitize.Clean(s, 0)
 	r, counts := Text(t)
 	if counts == nil && (limit <= 0 || len(r) <= limit) {
@@ -25,7 +28,7 @@ func Clean(s string, limit int) (string, Counts) {
 }
 
 // Message is Clean(s, sanitize.MessageLimit).
-func Message(s string) (string, Counts) { return Clean(s, sanitize.MessageLimit) }
+func Message(s string) (string, diag.Redacted) { return Clean(s, sanitize.MessageLimit) }
 
 // Source is Clean(s, sanitize.SourceLimit).
-func Source(s string) (string, Counts) { return Clean(s, sanitize.SourceLimit) }
+func Source(s string) (string, diag.Redacted) { return Clean(s, sanitize.SourceLimit) }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -77,9 +78,22 @@ func TestTrailingPunctuation(t *testing.T) {
 		mustRedact(t, "key "+key+p, "stripe-access-token", key)
 	}
 	// Upstream's regex alone, on the text as it is, misses the comma.
-	if book().rules[indexOf(t, "stripe-access-token")].regexp().MatchString("key " + key + ", retrying") {
+	if regexp.MustCompile(upstreamRegex(t, "stripe-access-token")).MatchString("key " + key + ", retrying") {
 		t.Fatal("the test is void: upstream's regex matches before a comma by itself")
 	}
+}
+
+// upstreamRegex is the rule's regex as upstream's table has it (the book
+// reads it widened: boundary.go).
+func upstreamRegex(t *testing.T, id string) string {
+	t.Helper()
+	for _, s := range gitleaksRules {
+		if s.ID == id {
+			return s.Regex
+		}
+	}
+	t.Fatalf("no upstream rule %s", id)
+	return ""
 }
 
 func indexOf(t *testing.T, id string) int {

@@ -54,6 +54,10 @@
 //     that ends the text or stands before whitespace read as spaces
 //     (upstream's trailing class would leak "sk_live_…,"). The characters
 //     themselves stay in the output.
+//   - Boundaries (boundary.go): a token's fixed prefix also matches after
+//     a letter, digit or _ ("KEY_AKIA…"), and any of | : & , and brackets
+//     also ends a token; a finding only that wider end made is dropped
+//     when its secret reads as a name in code ("testP256PrivateKey,").
 //   - Overlapping matches (of different rules) are resolved to the longest,
 //     then the more specific rule (one whose id does not contain "generic",
 //     upstream's notion), then the earlier rule in the table. This replaces

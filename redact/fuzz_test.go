@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf16"
 
+	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -53,7 +54,7 @@ func FuzzMessage(f *testing.F) {
 			in = fuzzText(data)
 		}
 		for _, c := range []struct {
-			clean func(string) (string, Counts)
+			clean func(string) (string, diag.Redacted)
 			limit int
 		}{{Message, sanitize.MessageLimit}, {Source, sanitize.SourceLimit}} {
 			out, _ := c.clean(in)

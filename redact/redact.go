@@ -6,34 +6,9 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/diagrelay/diagrelay/diag"
 )
-
-// Counts is how many matches of each rule were redacted, by rule id. A nil
-// Counts is none.
-type Counts map[string]int
-
-// Total is the number of matches redacted.
-func (c Counts) Total() int {
-	n := 0
-	for _, v := range c {
-		n += v
-	}
-	return n
-}
-
-// Add adds d's counts to c, allocating c if it is nil, and returns it.
-func (c Counts) Add(d Counts) Counts {
-	if len(d) == 0 {
-		return c
-	}
-	if c == nil {
-		c = make(Counts, len(d))
-	}
-	for k, v := range d {
-		c[k] += v
-	}
-	return c
-}
 
 // Marker returns what a match of the rule id becomes: "[REDACTED:id]".
 func Marker(id string) string { return "[REDACTED:" + id + "]" }
@@ -48,13 +23,13 @@ type hit struct {
 // count of matches by rule. The rules and every decision are in the
 // package documentation. Text does not sanitize or cut: Clean, Message and
 // Source do both around it. A text with no secret comes back as itself,
-// with nil Counts, without allocating.
-func Text(text string) (string, Counts) {
+// with nil counts, without allocating.
+func Text(text string) (string, diag.Redacted) {
 	return book().redact(text)
 }
 
 // Clear reports whether no rule can match text: then Text(string(text))
-// returns it as it is, with nil Counts. It does not allocate, so that a
+// returns it as it is, with nil counts. It does not allocate, so that a
 // caller holding bytes (the sanitize --redact filter) converts only a text
 // that may hold a secret.
 func Clear(text []byte) bool {
@@ -67,7 +42,7 @@ func Clear(text []byte) bool {
 // marker. Each pass replaces text that is not a marker (no rule matches a
 // marker, and no match is a marker alone), so the passes end; nearly
 // always after one pass, or two when something was found.
-func (b *ruleBook) redact(text string) (string, Counts) {
+func (b *ruleBook) redact(text string) (string, diag.Redacted) {
 	out, counts := b.pass(text)
 	for c := counts; c != nil; {
 		out, c = b.pass(out)
@@ -76,7 +51,7 @@ func (b *ruleBook) redact(text string) (string, Counts) {
 	return out, counts
 }
 
-func (b *ruleBook) pass(text string) (string, Counts) {
+func (b *ruleBook) pass(text string) (string, diag.Redacted) {
 	// The regexes read the text as it is (upstream's matches), then, if it
 	// has trailing punctuation, with that read as spaces (see the package
 	// doc): the same length, so offsets hold for both. Overlaps between the
@@ -115,7 +90,7 @@ func (b *ruleBook) pass(text string) (string, Counts) {
 	hits = b.resolve(hits)
 	var out strings.Builder
 	out.Grow(len(text))
-	counts := make(Counts, len(hits))
+	counts := make(diag.Redacted, len(hits))
 	at := 0
 	for _, h := range hits {
 		out.WriteString(text[at:h.start])
@@ -171,6 +146,9 @@ func (b *ruleBook) accept(r *rule, i int, text string, loc []int) (hit, bool) {
 	if r.entropy != 0 && shannon(secret) <= r.entropy {
 		return hit{}, false
 	}
+	if r.nameCheck && !upstreamEnds(text, sEnd) && codeLike(secret) {
+		return hit{}, false // a name in code, found only by the wider end (boundary.go)
+	}
 	if b.global.allows(secret, match, text) {
 		return hit{}, false
 	}
@@ -217,7 +195,7 @@ func leadingDelimiter(c byte) bool {
 // to see where it ends. '=' is not one: base64 ends with it.
 func trailingDelimiter(c byte) bool {
 	switch c {
-	case ' ', '\t', '\n', '\r', '\f', '\v', '\'', '"', '`', ';', ',', '.', '(', ')', '[', ']', '{', '}', '<', '>', '\\':
+	case ' ', '\t', '\n', '\r', '\f', '\v', '\'', '"', '`', ';', ',', '.', '(', ')', '[', ']', '{', '}', '<', '>', '\\', '|', ':', '&':
 		return true
 	}
 	return false

@@ -59,6 +59,7 @@ type rule struct {
 	entropy     float64
 	generic     bool // upstream's "generic" rules: less specific in a tie
 	always      bool // no keywords
+	nameCheck   bool // its end was widened and it has no fixed prefix: codeLike applies (boundary.go)
 	anchor      *anchor
 	least       int       // the least run a match holds (runs.go)
 	need        [][]uint8 // literals (ruleBook.lits) of which every match holds one of each group (need.go)
@@ -117,11 +118,16 @@ type ruleBook struct {
 
 var book = sync.OnceValue(func() *ruleBook { return compile(allSpecs(), gitleaksGlobal, analysisTable[:]) })
 
-// allSpecs is upstream's table, then diagrelay's.
+// allSpecs is upstream's table, then diagrelay's, with their regexes
+// widened at the boundaries (boundary.go).
 func allSpecs() []ruleSpec {
 	specs := make([]ruleSpec, 0, len(gitleaksRules)+len(ownRules))
 	specs = append(specs, gitleaksRules...)
-	return append(specs, ownRules...)
+	specs = append(specs, ownRules...)
+	for i := range specs {
+		specs[i] = widen(specs[i])
+	}
+	return specs
 }
 
 // compile builds the book of specs, with table their analysis (nil:
@@ -145,6 +151,7 @@ func compile(specs []ruleSpec, global allowSpec, table []ruleAnalysis) *ruleBook
 			entropy:     s.Entropy,
 			generic:     strings.Contains(strings.ToLower(s.ID), "generic"),
 			always:      len(s.Keywords) == 0,
+			nameCheck:   strings.Contains(s.Regex, widerEnd) && !fixedPrefix(s.ID, s.Regex, s.SecretGroup),
 			anchor:      an.Anchor.anchor(),
 			least:       an.Least,
 		}

@@ -13,11 +13,5 @@ func (m *Manager) parseOptions() diag.ParseOptions {
 	if m.noRedaction {
 		return diag.ParseOptions{}
 	}
-	return diag.ParseOptions{Clean: redactClean}
-}
-
-// redactClean is redact.Clean with its counts as diag's count type.
-func redactClean(s string, limit int) (string, diag.Redacted) {
-	t, c := redact.Clean(s, limit)
-	return t, diag.Redacted(c)
+	return diag.ParseOptions{Clean: redact.Clean}
 }

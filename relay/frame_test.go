@@ -168,7 +168,8 @@ func TestStatusRecipient(t *testing.T) {
 // punctuation before a source's first letter (which would combine with
 // the frame's "[" or pass for its own decoration). The decoder reads it
 // back from the source, and nothing from the frame: every payload gives
-// the same frame.
+// the same frame. (The payload follows a "_": a text starts with a base,
+// so the sanitizer itself drops marks at the very start.)
 func TestFrameLookalikesCarryNothing(t *testing.T) {
 	encode := func(p []byte) string {
 		var b strings.Builder
@@ -177,13 +178,13 @@ func TestFrameLookalikesCarryNothing(t *testing.T) {
 				b.WriteRune([]rune{0x0338, 0x20E5, '-', '.'}[c>>k&3])
 			}
 		}
-		return b.String() + "lint"
+		return "_" + b.String() + "lint"
 	}
 	decode := func(s string) []byte {
 		var out []byte
 		var c byte
 		n := 0
-		for _, r := range s {
+		for _, r := range strings.TrimPrefix(s, "_") {
 			d := strings.IndexRune("\u0338\u20e5-.", r)
 			if d < 0 {
 				break

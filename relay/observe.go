@@ -31,11 +31,11 @@ type Observation struct {
 	Kind         ObservationKind
 	Thread       string
 	At           time.Time
-	Report       diag.Report  // ObservedDelivery
-	Redacted     Redacted     // ObservedDelivery: the secrets redacted from Report, by rule; nil if none
-	Verdict      diag.Verdict // ObservedDrop
-	Notification Notification // ObservedHeld, ObservedNotification
-	Edge         string       // ObservedDelivery: the cluster edge that admitted it; "" if local
+	Report       diag.Report   // ObservedDelivery
+	Redacted     diag.Redacted // ObservedDelivery: the secrets redacted from Report, by rule; nil if none
+	Verdict      diag.Verdict  // ObservedDrop
+	Notification Notification  // ObservedHeld, ObservedNotification
+	Edge         string        // ObservedDelivery: the cluster edge that admitted it; "" if local
 }
 
 // Observer is told of what the relay does (Config.Observer). Observe runs
@@ -61,8 +61,8 @@ type ThreadSummary struct {
 	Generation          uint64
 	Diagnostics         int // how many the status holds, at most MaxStatusDiagnostics
 	Dropped             diag.Dropped
-	Redacted            Redacted // secrets redacted from its delivered reports, by rule
-	Edge                string   // Status.Edge
+	Redacted            diag.Redacted // secrets redacted from its delivered reports, by rule
+	Edge                string        // Status.Edge
 }
 
 // Thread returns the summary of the thread at path, and false if the
@@ -82,7 +82,7 @@ func (t *thread) summary() ThreadSummary {
 	defer t.mu.Unlock()
 	return ThreadSummary{Path: t.path, Parent: t.parent, Owner: t.owner,
 		Open: t.live != nil, Generation: t.gen, Diagnostics: t.diags.Len(), Dropped: t.droppedLocked(),
-		Redacted: t.redacted.plus(t.remoteSumLocked().Redacted), Edge: t.edge}
+		Redacted: plusRedacted(t.redacted, t.remoteSumLocked().Redacted), Edge: t.edge}
 }
 
 // Threads returns a summary of every thread the Manager has opened, sorted

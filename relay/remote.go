@@ -3,6 +3,7 @@ package relay
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
@@ -80,7 +81,7 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	t.deliveredLocked(rep, found, r.At) // found: none from an honest edge, which redacted already
 	t.edge = r.Edge
 	t.mu.Unlock()
-	m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: r.At, Report: rep, Redacted: Redacted(found), Edge: r.Edge})
+	m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: r.At, Report: rep, Redacted: found, Edge: r.Edge})
 	m.offerNotification(t.path, rep, m.now())
 	return false, nil
 }
@@ -117,7 +118,7 @@ func (m *Manager) remoteThread(r RemoteReport) (*thread, error) {
 // process started.
 type RemoteCounts struct {
 	Dropped  diag.Dropped
-	Redacted Redacted
+	Redacted diag.Redacted
 }
 
 // SetRemoteCounts records an edge's running totals for a thread since the
@@ -132,7 +133,7 @@ func (m *Manager) SetRemoteCounts(path, edge, boot string, c RemoteCounts) {
 	if t == nil {
 		return
 	}
-	c.Redacted = Redacted(nil).plus(c.Redacted) // a copy, bounded
+	c.Redacted = plusRedacted(nil, c.Redacted) // a copy, bounded
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	key := [2]string{edge, boot}
@@ -156,18 +157,21 @@ func (t *thread) remoteSumLocked() RemoteCounts {
 	s := RemoteCounts{Dropped: t.remoteFolded.Dropped, Redacted: t.remoteFolded.Redacted}
 	for _, c := range t.remote {
 		s.Dropped = s.Dropped.Plus(c.Dropped)
-		s.Redacted = s.Redacted.plus(c.Redacted)
+		s.Redacted = plusRedacted(s.Redacted, c.Redacted)
 	}
 	return s
 }
 
-// plus is r with e's counts added (nil when both are empty); a count below
-// 1, from a confused edge, is not added. Neither is changed.
-func (r Redacted) plus(e Redacted) Redacted {
+// plusRedacted is r with e's counts added (nil when both are empty); a
+// count below 1, from a confused edge, is not added. Neither is changed.
+func plusRedacted(r, e diag.Redacted) diag.Redacted {
 	if len(e) == 0 {
-		return r.clone()
+		if len(r) == 0 {
+			return nil
+		}
+		return maps.Clone(r)
 	}
-	out := make(Redacted, len(r)+len(e))
+	out := make(diag.Redacted, len(r)+len(e))
 	for k, v := range r {
 		out[k] += v
 	}

@@ -66,7 +66,7 @@ func TestDeliverRemote(t *testing.T) {
 		t.Errorf("a parent that is not the lexical one: %v", err)
 	}
 
-	m.SetRemoteCounts("/root/a", "e1", "boot1", relay.RemoteCounts{Dropped: diag.Dropped{Rate: 2}, Redacted: relay.Redacted{"github-pat": 1}})
+	m.SetRemoteCounts("/root/a", "e1", "boot1", relay.RemoteCounts{Dropped: diag.Dropped{Rate: 2}, Redacted: diag.Redacted{"github-pat": 1}})
 	m.SetRemoteCounts("/root/a", "e1", "boot1", relay.RemoteCounts{Dropped: diag.Dropped{Rate: 3}})
 	m.SetRemoteCounts("/root/a", "e1", "boot2", relay.RemoteCounts{Dropped: diag.Dropped{Cap: 1}})
 	s, _ = m.Status("/root/a")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/ring"
 )
@@ -22,7 +23,7 @@ type thread struct {
 	// one's are added when read. The gates are the one count of drops.
 	dropped diag.Dropped
 	// redacted sums the secrets redacted from delivered reports.
-	redacted Redacted
+	redacted diag.Redacted
 
 	// Cluster homes only (remote.go): the edge that last admitted a report
 	// of the thread, and the edges' counts by (edge, boot).
@@ -47,7 +48,7 @@ func (t *thread) deliveredLocked(rep diag.Report, found map[string]int, at time.
 	t.diags.Push(Diagnostic{Level: rep.Level, Source: rep.Source, Message: rep.Message, At: at})
 	for id, n := range found {
 		if t.redacted == nil {
-			t.redacted = make(Redacted, len(found))
+			t.redacted = make(diag.Redacted, len(found))
 		}
 		t.redacted[id] += n
 	}
@@ -74,7 +75,7 @@ func (t *thread) status() Status {
 		Generation:  t.gen,
 		Diagnostics: t.diags.AppendOldestFirst(make([]Diagnostic, 0, t.diags.Len())),
 		Dropped:     t.droppedLocked(),
-		Redacted:    t.redacted.plus(t.remoteSumLocked().Redacted),
+		Redacted:    plusRedacted(t.redacted, t.remoteSumLocked().Redacted),
 		Edge:        t.edge,
 	}
 	return s
@@ -110,7 +111,7 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 			m.onPanic(path, topic, v) // the bus recovers a panic here too
 		}
 	})
-	capability.Answer(r.b, capability.DiagnosticProbeTopic)
+	busprobe.Answer(r.b, capability.DiagnosticProbeTopic)
 	r.b.On(diag.Topic, func(p any) { r.Report(p) })
 	t.live = r
 	return r
@@ -175,7 +176,7 @@ func (r *Runtime) Report(payload any) (diag.Verdict, error) {
 	}
 	t.deliveredLocked(rep, found, now)
 	t.mu.Unlock()
-	r.m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: now, Report: rep, Redacted: Redacted(found)})
+	r.m.observe(Observation{Kind: ObservedDelivery, Thread: t.path, At: now, Report: rep, Redacted: found})
 	postErr := r.m.deliver(r, rep, now)
 	if postErr != nil {
 		// The parent never got it: let the child's retry through rather

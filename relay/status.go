@@ -30,33 +30,10 @@ type Status struct {
 	// Redacted counts the secrets redacted from the thread's delivered
 	// reports, message and source alike, by rule id, over all of its
 	// generations; nil if none.
-	Redacted Redacted
+	Redacted diag.Redacted
 	// Edge names the cluster edge that last delivered a report of the
 	// thread, or set its drops (docs/cluster.md); "" for a local thread.
 	Edge string
-}
-
-// Redacted counts redacted secrets by rule id (package redact's ids).
-type Redacted map[string]int
-
-// Total is the number of secrets redacted.
-func (r Redacted) Total() int {
-	n := 0
-	for _, v := range r {
-		n += v
-	}
-	return n
-}
-
-func (r Redacted) clone() Redacted {
-	if len(r) == 0 {
-		return nil
-	}
-	c := make(Redacted, len(r))
-	for k, v := range r {
-		c[k] = v
-	}
-	return c
 }
 
 // Diagnostic is one delivered report as the status shows it.

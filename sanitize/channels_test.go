@@ -12,10 +12,44 @@ import (
 // encoded text (so the test can fail), and nothing from what Clean makes
 // of it; and whatever the payload, Clean's output is the same, so the
 // channel carries no bit at all. (Channel 5, the frame, is in relay.)
+//
+// A drawn channel is one whose payload Clean may keep, but only where a
+// terminal draws it: its decoder reads what a terminal would not draw
+// (elements of a cell past tmux's 21 bytes), which must be nothing.
+// TestPaintedInTmux checks both kinds against what tmux draws.
 type channel struct {
 	name   string
 	encode func(payload []byte) string
 	decode func(text string) []byte
+	drawn  bool
+}
+
+// chainPicts are the 16 pictographs of the ZWJ-chain channel, a nibble
+// each.
+var chainPicts = []rune("👨👩👧👦🧑👶👴👵🐶🐱🌈🔥💋💻🚀🎨")
+
+// decodeChain reads the nibbles of the chain channel from the elements
+// that s holds past a cell's 21 bytes, as tmuxCells groups cells: what
+// tmux would not draw.
+func decodeChain(s string) []byte {
+	var out []byte
+	var c byte
+	n := 0
+	for _, cell := range overCells(s) {
+		kept := 0
+		for _, r := range cell {
+			if kept += len(string(r)); kept <= cellBytes {
+				continue
+			}
+			if k := strings.IndexRune(string(chainPicts), r); k >= 0 {
+				c = c<<4 | byte(len([]rune(string(chainPicts)[:k])))
+				if n++; n == 2 {
+					out, c, n = append(out, c), 0, 0
+				}
+			}
+		}
+	}
+	return out
 }
 
 var channels = []channel{
@@ -109,6 +143,52 @@ var channels = []channel{
 		},
 	},
 	{
+		// The fourth edition's first: an emoji ZWJ chain past the 21
+		// bytes of a cell, two elements a byte, after 👨‍👩‍👧 (which
+		// fills the cell): tmux draws none of them.
+		name: "emoji ZWJ chain past a cell",
+		encode: func(p []byte) string {
+			var b strings.Builder
+			b.WriteString("ok 👨\u200D👩\u200D👧")
+			for _, c := range p {
+				b.WriteString("\u200D" + string(chainPicts[c>>4]) + "\u200D" + string(chainPicts[c&15]))
+			}
+			return b.String()
+		},
+		decode: decodeChain,
+		drawn:  true,
+	},
+	{
+		// The fourth edition's second: marks at the start of a message,
+		// which join the frame's ": " or quote: four a byte, two bits
+		// each in the choice of mark.
+		name: "leading marks",
+		encode: func(p []byte) string {
+			var b strings.Builder
+			for _, c := range p {
+				for k := 6; k >= 0; k -= 2 {
+					b.WriteRune(0x0300 + rune(c>>k&3))
+				}
+			}
+			return b.String() + "build ok"
+		},
+		decode: func(s string) []byte {
+			var out []byte
+			var c byte
+			n := 0
+			for _, r := range s {
+				if r < 0x0300 || r > 0x0303 {
+					break // only the marks before the first base
+				}
+				c = c<<2 | byte(r-0x0300)
+				if n++; n == 4 {
+					out, c, n = append(out, c), 0, 0
+				}
+			}
+			return out
+		},
+	},
+	{
 		// 3: selectors and joiners that change nothing: a bit per
 		// character, 1 as a no-op selector or joiner after it: U+FE0E
 		// after text-default ©, U+FE0F after emoji-default ⌚, ZWJ
@@ -170,6 +250,14 @@ func TestChannelsCarryNothing(t *testing.T) {
 				}
 				for _, limit := range []int{0, MessageLimit} {
 					out := Clean(in, limit)
+					if ch.drawn {
+						// The payload stays, drawn: nothing where a
+						// terminal does not draw it.
+						if got := ch.decode(out); len(got) != 0 {
+							t.Fatalf("payload %x: decoded %x from %+q", p, got, out)
+						}
+						continue
+					}
 					if first == "" {
 						first = out
 					}

@@ -216,16 +216,20 @@ func (c *cleaner[T]) normalize() {
 // joiner, with properties p, and reports whether to write it. It is false
 // for a mark beyond the cap of the grapheme cluster, and once done.
 //
-// The mark count: a grapheme cluster keeps at most maxMarks marks,
-// counted as norm counts non-starters (their leading non-starters, a
-// starter's trailing ones), plus one for each mark norm does not count (a
-// mark or Extend character of class 0). The count restarts only at a
+// A text starts with a base: a character that never starts a cluster (a
+// mark, Extend, SpacingMark, Hangul V or T) is removed while nothing has
+// been written, since it would join the character before the text (a
+// frame's ": " or quote); a skin tone, which draws its own cell, is kept.
+//
+// The mark count: a grapheme cluster keeps at most maxMarks marks, each
+// character counting the marks of its full decomposition (marksOf; Hangul
+// jamo are letters and count none). The count restarts only at a
 // character that certainly starts a new cluster: a starter that is not a
 // mark, Extend, SpacingMark or Hangul V/T, and does not follow a Prepend
 // character, a Hangul L, a virama or a kept ZWJ (GB9b, GB6, GB9c and GB11
-// of UAX #29). Joiners and removed characters never restart it. Since no
-// run of non-starters spans a restart, norm's own stream-safe limit is
-// never reached either.
+// of UAX #29); a Hangul V or T ends what an L glued (a letter after it
+// starts a syllable of its own). Joiners and removed characters never
+// restart it.
 func (c *cleaner[T]) keep(p props, n int) bool {
 	// A mark of class 1-8 directly after a virama that a kept ZWJ stands
 	// before would sort before the virama; not after a space or a joiner
@@ -234,14 +238,14 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 	if c.noLow && p.has(propLowCCC) && !c.space && !(c.runN > 0 && c.runKeeps(p, true) != [2]bool{}) {
 		return false
 	}
-	base := p.starter() && !p.has(propCont)
-	add := p.lead()
-	if p.starter() {
-		add = p.trail()
-		if p.has(propCount) {
-			add++
-		}
+	if c.prev == prevNone && p.has(propCont) && !p.has(propEmojiMod) {
+		return false // a text starts with a base
 	}
+	if p.has(propKhitanFiller) && !c.afterKhitan() {
+		return false
+	}
+	base := p.starter() && !p.has(propCont)
+	add := p.marks()
 	// Decided before pending joiners are written, so that a dropped
 	// character leaves them pending; a pending joiner may glue.
 	if (!base || c.glue || c.runN > 0 && c.runGlues(p)) && !c.space && c.ss+add > maxMarks {
@@ -255,7 +259,8 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 	// removed. Each character counts the bytes of its NFD form: NFC only
 	// ever shrinks a cell, and NFD is the same on a second pass, which so
 	// keeps what the first kept.
-	newCell := !p.has(propZeroWidth) && (!p.has(propCont) || p.has(propEmojiMod)) && (c.k1 != kZWJ || c.space)
+	newCell := !p.has(propZeroWidth) && (!p.has(propCont) || p.has(propEmojiMod)) && (c.k1 != kZWJ || c.space) &&
+		!(c.runN > 0 && !c.space && c.runGlues(p))
 	w := p.nfdBytes()
 	if !newCell {
 		cb := c.cell()
@@ -279,7 +284,7 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 		c.noLow = false
 	}
 	if base && !c.glue {
-		c.ss = p.trail()
+		c.ss = add
 	} else {
 		c.ss += add
 	}
@@ -288,10 +293,13 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 	} else {
 		c.cb += w
 	}
-	if base {
+	switch {
+	case base:
 		c.glue = p.has(propGlue)
-	} else if p.has(propGlue) {
+	case p.has(propGlue):
 		c.glue = true
+	case p.has(propJamoVT):
+		c.glue = false // L V and L V T are whole: a letter after them starts anew
 	}
 	c.kept(p)
 	if !p.stable() {
@@ -300,6 +308,12 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 	c.prev = prevVisible
 	c.afterNew = false
 	return true
+}
+
+// afterKhitan reports whether the output ends with a Khitan Small Script
+// character, directly: the only place its filler is kept.
+func (c *cleaner[T]) afterKhitan() bool {
+	return c.prev == prevVisible && !c.space && c.runN == 0 && lookup(c.lastRune()).has(propKhitan)
 }
 
 // keepRune writes the kept character src[a:b].

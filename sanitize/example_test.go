@@ -31,7 +31,7 @@ func ExampleClean() {
 	fmt.Println(sanitize.Clean("👨‍👩‍👧‍👦 family portrait", 14))
 	// Output:
 	// 🏳️‍🌈 été �
-	// 👨‍👩‍👧‍👦 f…
+	// 👨‍👩‍👧👦 fa…
 }
 
 func ExampleWriter() {

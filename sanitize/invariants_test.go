@@ -108,37 +108,35 @@ func joinerViolation(rs []rune, k int) string {
 }
 
 // clusterMarks returns the largest number of marks in one grapheme cluster
-// of s (as uax29 segments it), counted as norm counts non-starters plus
-// one for each mark of class 0.
+// of s (as uax29 segments it), each code point counting the code points of
+// its full decomposition (NFKD) that are non-starters or marks or Extend,
+// joiners and Hangul jamo (letters) excepted.
 func clusterMarks(s string) int {
 	most := 0
 	g := graphemes.FromString(s)
 	for g.Next() {
 		n := 0
-		for _, r := range g.Value() {
-			p := norm.NFKD.PropertiesString(string(r))
-			d := p.Decomposition()
-			if d == nil {
-				d = []byte(string(r))
+		for _, r := range norm.NFKD.String(g.Value()) {
+			if isJoiner(r) || 0x1100 <= r && r <= 0x11FF || 0xA960 <= r && r <= 0xA97F || 0xD7B0 <= r && r <= 0xD7FF {
+				continue
 			}
-			starter := norm.NFC.PropertiesString(string(r)).BoundaryBefore()
-			ns := 0
-			for i := 0; i < len(d); {
-				q := norm.NFKC.Properties(d[i:])
-				if !q.BoundaryBefore() {
-					ns++
-				}
-				i += q.Size()
+			if !norm.NFKC.PropertiesString(string(r)).BoundaryBefore() || unicode.Is(unicode.M, r) || unicode.Is(gcbExtend, r) {
+				n++
 			}
-			// A mark norm does not count counts once.
-			if ns == 0 && starter && !isJoiner(r) && (unicode.Is(unicode.M, r) || unicode.Is(gcbExtend, r)) {
-				ns = 1
-			}
-			n += ns
 		}
 		most = max(most, n)
 	}
 	return most
+}
+
+// startsNoBase reports whether r, the first character of a text, is one
+// that would join the character before the text: a mark, Extend (but a
+// skin tone, which draws its own cell), a joiner or selector, or a Hangul
+// vowel or final jamo.
+func startsNoBase(r rune) bool {
+	return unicode.Is(unicode.M, r) || isJoiner(r) || unicode.Is(gcbVT, r) ||
+		unicode.Is(gcbExtend, r) && !unicode.Is(emojiModifier, r) ||
+		!norm.NFC.PropertiesString(string(r)).BoundaryBefore()
 }
 
 // sameScript reports whether a and b are in the same script of the
@@ -195,14 +193,15 @@ func violations(in string, limit int, out string) []string {
 	if n := clusterMarks(out); n > maxMarks {
 		bad("%d marks in one grapheme cluster", n)
 	}
-	// No terminal cell past the 21 bytes tmux holds, but for an emoji
-	// ZWJ sequence, which the SPEC keeps whole.
-	if _, over := tmuxCells(out); len(over) > 0 {
-		for _, c := range over {
-			if !strings.Contains(c, "\u200D") {
-				bad("a cell of %d bytes: %+q", len(c), c)
-			}
-		}
+	// No terminal cell past the 21 bytes tmux holds, emoji ZWJ sequences
+	// included.
+	for _, c := range overCells(out) {
+		bad("a cell of %d bytes: %+q", len(c), c)
+	}
+	// A text starts with a base: nothing that would join the character
+	// before it.
+	if r, _ := utf8.DecodeRuneInString(out); out != "" && startsNoBase(r) {
+		bad("starts with %U, which is no base", r)
 	}
 	if !norm.NFC.IsNormalString(out) {
 		bad("not NFC")

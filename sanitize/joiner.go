@@ -128,21 +128,29 @@ func (c *cleaner[T]) runKeeps(next props, hasNext bool) (keep [2]bool) {
 			keep = [2]bool{ka, kb}
 		}
 	}
-	// A kept joiner goes into the cell of the character before it; one
-	// that would take that cell past cellBytes is removed, as tmux would
-	// drop it, but for a ZWJ between emoji elements, which the SPEC keeps
-	// whole (as the mark bound does; SPEC §5.1 rule 2).
+	// A kept joiner goes into the cell of the character before it, and
+	// what follows a kept ZWJ joins that cell too (tmux draws it there).
+	// A joiner that would take the cell past cellBytes is removed, as tmux
+	// would drop it; a ZWJ also when the character after it would: so an
+	// emoji ZWJ sequence longer than a cell is split before the element
+	// that would not fit, which starts a cell of its own and is drawn.
 	if keep == [2]bool{} {
 		return keep
 	}
 	cb := c.cell() // the cell of the character before the joiners (runKeeps made it current for endRun)
 	for k, ok := range keep {
-		if !ok || c.run[k] == zwj && (c.k1 == kExt || c.k1 == kElem) && hasNext && next.has(propExtPict) {
+		if !ok {
 			continue
 		}
-		if cb += 3; cb > cellBytes {
+		cb += 3
+		if cb > cellBytes || c.run[k] == zwj && hasNext && cb+next.nfdBytes() > cellBytes {
 			keep[k] = false
 		}
+	}
+	// U+FE0F kept for the ZWJ after it (an element before its joiner)
+	// stays only if it holds alone, when that ZWJ goes.
+	if n == 2 && keep[0] && !keep[1] && a == vs16 && b == zwj {
+		keep[0] = c.allowed(a, prev, next, hasNext)
 	}
 	return keep
 }

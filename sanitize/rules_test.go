@@ -152,7 +152,8 @@ func TestNoInvisibleAfterLetters(t *testing.T) {
 // Where Unicode gives them a visible effect, the four survive.
 func TestJoinersInContext(t *testing.T) {
 	runCases(t, []cleanCase{
-		{name: "emoji ZWJ family", in: "👨\u200D👩\u200D👧\u200D👦", want: "👨\u200D👩\u200D👧\u200D👦"},
+		{name: "emoji ZWJ family of three", in: "👨\u200D👩\u200D👧", want: "👨\u200D👩\u200D👧"},
+		{name: "emoji ZWJ family of four: split before the element past 21 bytes", in: "👨\u200D👩\u200D👧\u200D👦", want: "👨\u200D👩\u200D👧👦"},
 		{name: "emoji ZWJ with FE0F", in: "🏳\uFE0F\u200D🌈", want: "🏳\uFE0F\u200D🌈"},
 		{name: "emoji ZWJ with skin tone", in: "🧑🏿\u200D🚀", want: "🧑🏿\u200D🚀"},
 		{name: "FE0F ending a ZWJ sequence", in: "🧑\u200D🧑\uFE0F", want: "🧑\u200D🧑\uFE0F"},

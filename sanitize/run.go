@@ -204,7 +204,7 @@ func runTail[T, X text](c *cleaner[T], x X, start, counted, units int) {
 	if x[last] >= 0x80 {
 		r, _ := utf8.DecodeRuneInString(head(x, last))
 		p = lookup(r)
-		c.ss = p.trail()
+		c.ss = p.marks()
 	}
 	c.prev = prevVisible
 	// Every character of a run starts its own cluster and is not
@@ -219,7 +219,7 @@ func runTail[T, X text](c *cleaner[T], x X, start, counted, units int) {
 	case p.has(propEmojiMod):
 		// The cluster holds the pictograph, whose trailing marks count
 		// too, and the tone, which counts one.
-		c.ss += lookup(lastRuneOf(x[:last])).trail() + 1
+		c.ss += lookup(lastRuneOf(x[:last])).marks() + p.marks()
 		c.k2, c.k1 = kExt, kElem
 	}
 	c.seg = start + last

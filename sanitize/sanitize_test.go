@@ -191,7 +191,8 @@ func TestZalgo(t *testing.T) {
 	zalgo := "Z\u0351\u0300\u0344\u0361\u0307\u0352\u0350\u0346\u036B\u0314a\u0337\u0315\u0338\u0335\u0489\u0335l\u0489g\u0327\u0301\u0300o"
 	runCases(t, []cleanCase{
 		{name: "50 marks capped at 8", in: "a" + marks + "b", want: "a" + marks[:8*2] + "b"},
-		{name: "marks at the start", in: marks, want: marks[:8*2]},
+		{name: "marks at the start", in: marks, want: ""},
+		{name: "marks at the start, a letter after", in: "\x1b[1m " + marks + "x", want: "x"},
 		{name: "marks after a space", in: "a " + marks, want: "a " + marks[:8*2]},
 		{name: "cap counts across removed characters", in: "a" + marks[:10] + "\u200B" + marks[:10], want: "a" + marks[:8*2]},
 		{name: "a joiner does not restart the count", in: "a" + marks[:16] + "\u200D" + marks[:16], want: "a" + marks[:16]},
@@ -209,7 +210,7 @@ func TestZalgo(t *testing.T) {
 // Text that is already clean survives exactly.
 func TestSurvivors(t *testing.T) {
 	for _, s := range []string{
-		"👨‍👩‍👧‍👦 family", "🏳️‍🌈 rainbow flag", "🏳️‍⚧️", "❤️‍🔥", "👁️‍🗨️", "😶‍🌫️", "🧑🏿‍🚀", "🧔🏻‍♀️",
+		"👨‍👩‍👧 family", "👨‍❤️‍👨", "🏳️‍🌈 rainbow flag", "🏳️‍⚧️", "❤️‍🔥", "👁️‍🗨️", "😶‍🌫️", "🧑🏿‍🚀", "🧔🏻‍♀️",
 		"🇯🇵🇫🇷🇧🇷", "1️⃣ #️⃣ *️⃣", "👍🏽👍🏿", "⌚︎ text style", "🫱🏼‍🫲🏾",
 		"مرحبا بالعالم", "שלום עולם", "می‌خواهم کتاب‌ها را بخوانم", "هم‌اکنون",
 		"हिन्दी", "क्‍ष", "ക്‍", "தமிழ்", "বাংলা", "ไทย", "한국어 텍스트", "日本語のテキスト", "中文",
@@ -294,7 +295,8 @@ func TestLimit(t *testing.T) {
 		{name: "removed characters do not count", in: "ab\x1b[31mcd\u200Be", limit: 5, want: "abcde"},
 		{name: "surrogate pairs count twice", in: strings.Repeat("😀", 10), limit: 5, want: "😀😀…"},
 		{name: "flags stay whole", in: strings.Repeat("🇯🇵", 10), limit: 10, want: "🇯🇵🇯🇵…"},
-		{name: "ZWJ sequence stays whole", in: "ab 👨‍👩‍👧‍👦", limit: 12, want: "ab…"},
+		{name: "a ZWJ sequence that fits a cell stays whole", in: "ab 👨‍👩‍👧x", limit: 11, want: "ab…"},
+		{name: "a ZWJ sequence past a cell is split", in: "ab 👨‍👩‍👧‍👦", limit: 12, want: "ab 👨‍👩‍👧…"},
 		{name: "long cluster cut at a code point", in: "👨‍👩‍👧‍👦", limit: 6, want: "👨\u200D👩…"},
 		{name: "first cluster longer than the room", in: "e" + strings.Repeat("\u0336", 20) + "f", limit: 6, want: "e" + strings.Repeat("\u0336", 4) + "…"},
 		{name: "keycap stays whole", in: "1️⃣2️⃣3️⃣", limit: 7, want: "1️⃣2️⃣…"},

@@ -47,9 +47,9 @@ const (
 	propKeycapEnd props = 1 << 18 // U+20E3 COMBINING ENCLOSING KEYCAP
 
 	// The grapheme-cluster mark count (see cleaner.keep).
-	propCont  props = 1 << 19 // never starts a cluster: a mark, Extend, SpacingMark, Hangul V or T
-	propCount props = 1 << 20 // a starter that counts as one mark (a mark norm does not count)
-	propGlue  props = 1 << 21 // what follows continues the cluster: Prepend, Hangul L, virama
+	propCont   props = 1 << 19 // never starts a cluster: a mark, Extend, SpacingMark, Hangul V or T
+	propJamoVT props = 1 << 20 // a Hangul vowel or final jamo: a letter, and what follows it needs no glue
+	propGlue   props = 1 << 21 // what follows continues the cluster: Prepend, Hangul L, virama
 
 	propAfterFloor props = 1 << 22 // assigned after DisplayFloor (kind remove): a run of them becomes U+FFFD
 
@@ -58,6 +58,10 @@ const (
 
 	propZeroWidth props = 1 << 32 // takes no cell of its own (Width): it goes into the cell before it
 	// bits 33-37: the length of its NFD form in UTF-8 (see cleaner.keep)
+	// bits 38-41: the marks it counts for (see marksOf)
+
+	propKhitan       props = 1 << 42 // a Khitan Small Script character other than the filler
+	propKhitanFiller props = 1 << 43 // U+16FE4 KHITAN SMALL SCRIPT FILLER: kept only after Khitan
 
 	// plain is the common case: a kept, NFC-stable starter with no
 	// non-starters in its decomposition.
@@ -72,6 +76,7 @@ func (p props) trail() int       { return int(p>>6) & 3 }
 func (p props) has(q props) bool { return p&q != 0 }
 func (p props) ccc() uint8       { return uint8(p >> 24) }
 func (p props) nfdBytes() int    { return int(p>>33) & 31 }
+func (p props) marks() int       { return int(p>>38) & 15 }
 
 // The properties of planes 0-3 (the BMP, plane 1's emoji and historic
 // scripts, the CJK extensions B-H of planes 2 and 3) are kept in 256-entry
@@ -242,9 +247,51 @@ func contextProps(r rune, p props) props {
 	mark := unicode.Is(unicode.M, r) || unicode.Is(gcbExtend, r)
 	cont := mark || unicode.Is(gcbVT, r) || !p.starter()
 	set(propCont, cont)
-	set(propCount, cont && p.starter() && p.lead() == 0 && mark)
+	set(propJamoVT, unicode.Is(gcbVT, r))
 	set(propGlue, ccc == 9 || unicode.Is(gcbPrepend, r) || unicode.Is(gcbL, r))
-	return q
+	set(propKhitanFiller, r == khitanFiller)
+	set(propKhitan, r != khitanFiller && unicode.Is(unicode.Khitan_Small_Script, r))
+	return q | props(marksOf(r))<<38
+}
+
+// khitanFiller is U+16FE4 KHITAN SMALL SCRIPT FILLER, which a terminal
+// stores zero-width: it is kept only directly after a Khitan Small Script
+// character (after a Latin letter it would ride undrawn).
+const khitanFiller = 0x16FE4
+
+// marksOf returns how many combining marks r counts for in a grapheme
+// cluster: the code points of its full compatibility decomposition (NFKD)
+// that norm counts as non-starters or that are marks or Extend of class 0
+// (enclosing marks, spacing marks, skin tones), but no Hangul jamo, which
+// are letters. Counted on the full decomposition, the sum over a text is
+// the same for the text and its NFC form (\u0fac counts the two marks of
+// \u0fab\u0fb7 it becomes), so a second pass keeps every mark the first
+// kept; and it is never below norm's own count of non-starters, which so
+// never reaches its Stream-Safe limit inside a cluster.
+func marksOf(r rune) int {
+	var buf [utf8.UTFMax]byte
+	b := buf[:utf8.EncodeRune(buf[:], r)]
+	d := norm.NFKD.Properties(b).Decomposition()
+	if d == nil {
+		d = b
+	}
+	n := 0
+	for i := 0; i < len(d); {
+		c, size := utf8.DecodeRune(d[i:])
+		i += size
+		if isJamo(c) {
+			continue
+		}
+		if !norm.NFKC.Properties(d[i-size:]).BoundaryBefore() || unicode.Is(unicode.M, c) || unicode.Is(gcbExtend, c) {
+			n++
+		}
+	}
+	return min(n, 15)
+}
+
+// isJamo reports whether r is a conjoining Hangul jamo (L, V or T).
+func isJamo(r rune) bool {
+	return 0x1100 <= r && r <= 0x11FF || 0xA960 <= r && r <= 0xA97F || 0xD7B0 <= r && r <= 0xD7FF
 }
 
 func cccOf(r rune) uint8 {

@@ -86,6 +86,9 @@
 //     peer over the bound is disconnected. Notifications never wait: a
 //     host that does not read loses them (Stats.NotificationsDropped).
 //   - A child token holds at most Config.MaxConnsPerChild connections.
+//   - A top-level child holds at most Config.MaxNested live threads below
+//     it, and its nested tokens, at every depth, draw on its share and
+//     pace: nesting multiplies neither (nested.go).
 //   - Connections are served round-robin: each holds one of
 //     Config.Workers slots for one frame, then queues again, so a child
 //     with one frame waits behind at most one frame of each busy peer. The

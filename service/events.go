@@ -103,7 +103,7 @@ func (h *eventHub) Observe(o relay.Observation) {
 		ev.Kind, ev.Level = wire.EventDelivered, string(o.Report.Level)
 		ev.Source, ev.Message = wire.Ptr(o.Report.Source), wire.Ptr(o.Report.Message)
 		if len(o.Redacted) > 0 {
-			ev.Redacted = wire.Redacted(o.Redacted)
+			ev.Redacted = o.Redacted
 		}
 		ev.Edge = o.Edge
 	case relay.ObservedDrop:

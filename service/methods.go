@@ -170,6 +170,10 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 		// Checked under openMu: a generation that has ended opens nothing.
 		return nil, wire.Errorf(wire.CodeRevoked, "runtime.open: token revoked: runtime %s was reopened or closed", opener.path)
 	}
+	if max := c.s.cfg.MaxNested; opener != nil && !c.s.tokens.nestedRoom(opener, p.Path, max) {
+		c.s.stats.nestedLimited.Add(1)
+		return nil, wire.Errorf(wire.CodeTooManyConns, "too many nested runtimes (at most %d live below %s)", max, opener.top.path)
+	}
 	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {

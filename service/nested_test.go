@@ -205,3 +205,40 @@ func TestOpenRacingItsOpenersEnd(t *testing.T) {
 		}
 	}
 }
+
+// A top-level child holds at most Config.MaxNested live threads below it,
+// its children's children included: past that runtime.open gets -32007,
+// and the refused open did nothing. A reopen of a thread it holds, and an
+// open after a close, fit; what the host opens below it does not count.
+func TestNestedLimit(t *testing.T) {
+	e := startConfig(t, service.Config{Mode: relay.ModeRPC, MaxNested: 3}, nil)
+	child := e.dial(e.open("/root/x"))
+	e.open("/root/x/h") // the host's, not counted
+	openAs(t, child, "/root/x/a")
+	grand := e.dial(openAs(t, child, "/root/x/b"))
+	openAs(t, grand, "/root/x/b/c") // the grandchild's open counts for /root/x
+	for _, p := range []*peer{child, grand} {
+		wantError(t, p.call("runtime.open", map[string]any{"path": "/root/x/b/d"}), wire.CodeTooManyConns, "too many nested runtimes (at most 3 live below /root/x)")
+		p.mustCall("diagnostic.probe", nil) // still usable
+	}
+	if st := e.host.call("thread.status", map[string]any{"path": "/root/x/b/d"}); st["error"] == nil {
+		t.Fatalf("the refused open opened the thread: %v", st)
+	}
+	openAs(t, child, "/root/x/a") // a reopen: still three
+	if n := e.srv.Stats().NestedLimited; n != 2 {
+		t.Fatalf("NestedLimited = %d, want 2", n)
+	}
+	child.mustCall("runtime.close", map[string]any{"path": "/root/x/a"})
+	openAs(t, grand, "/root/x/b/d")
+	// Another top-level child has its own count.
+	other := e.dial(e.open("/root/y"))
+	for _, p := range []string{"/root/y/1", "/root/y/2", "/root/y/3"} {
+		openAs(t, other, p)
+	}
+	// Closing the grandchild closes what it opened: all three are free.
+	child.mustCall("runtime.close", map[string]any{"path": "/root/x/b"})
+	for _, p := range []string{"/root/x/e", "/root/x/f", "/root/x/g"} {
+		openAs(t, child, p)
+	}
+	wantError(t, child.call("runtime.open", map[string]any{"path": "/root/x/i"}), wire.CodeTooManyConns, "too many nested runtimes")
+}

@@ -32,6 +32,7 @@ const (
 	DefaultMaxPending       = 64
 	DefaultMaxConnsPerChild = 4
 	DefaultMaxUnsent        = 1 << 20
+	DefaultMaxNested        = 64
 )
 
 // Config configures a Server. Zero values mean the defaults.
@@ -60,6 +61,10 @@ type Config struct {
 	MaxPending int
 	// MaxConnsPerChild is how many live connections one child token holds.
 	MaxConnsPerChild int
+	// MaxNested is how many live threads a top-level child may hold
+	// below it, its nested children's nested children included; past it,
+	// runtime.open gets -32007.
+	MaxNested int
 	// MaxUnsent is how many bytes of replies may wait to be written to a
 	// socket peer; a peer over it is disconnected.
 	MaxUnsent int
@@ -107,6 +112,7 @@ type Stats struct {
 	SlowPeers            uint64 // socket peers disconnected over MaxUnsent
 	OverBudget           uint64 // socket peers disconnected over MaxUnsentTotal, oldest non-reader first
 	ConnLimited          uint64 // hellos refused with -32007
+	NestedLimited        uint64 // nested runtime.opens refused with -32007
 	RevokedClosed        uint64 // connections closed by revocation (reopen, close, a bound process's exit)
 	NotificationsDropped uint64 // ui.notify frames a host did not read in time
 	ForeignPeers         uint64 // socket peers of another user closed at accept
@@ -145,8 +151,8 @@ type Server struct {
 	closing   chan struct{} // closed when Shutdown starts
 
 	stats struct {
-		pendingEvicted, helloTimeouts, slowPeers, overBudget, connLimited, revokedClosed, notifyDropped atomic.Uint64
-		foreignPeers, peerRefused, hostRefused, memoryReturns                                           atomic.Uint64
+		pendingEvicted, helloTimeouts, slowPeers, overBudget, connLimited, nestedLimited, revokedClosed, notifyDropped atomic.Uint64
+		foreignPeers, peerRefused, hostRefused, memoryReturns                                                          atomic.Uint64
 	}
 }
 
@@ -161,6 +167,9 @@ func New(c Config) *Server {
 	}
 	if c.MaxConnsPerChild <= 0 {
 		c.MaxConnsPerChild = DefaultMaxConnsPerChild
+	}
+	if c.MaxNested <= 0 {
+		c.MaxNested = DefaultMaxNested
 	}
 	if c.MaxUnsent <= 0 {
 		c.MaxUnsent = DefaultMaxUnsent
@@ -235,6 +244,7 @@ func (s *Server) Stats() Stats {
 		SlowPeers:            s.stats.slowPeers.Load(),
 		OverBudget:           s.stats.overBudget.Load(),
 		ConnLimited:          s.stats.connLimited.Load(),
+		NestedLimited:        s.stats.nestedLimited.Load(),
 		RevokedClosed:        s.stats.revokedClosed.Load(),
 		NotificationsDropped: s.stats.notifyDropped.Load(),
 		ForeignPeers:         s.stats.foreignPeers.Load(),

@@ -39,6 +39,14 @@ type binding struct {
 	// as nested children (nested.go); guarded by tokenTable.mu.
 	opened   map[*binding]struct{}
 	openedBy *binding // the nested child's generation that opened this one; nil: the host
+	// top is the top-level child this one is nested in (itself when the
+	// host opened it): its cost and pace are top's, and it counts in
+	// top's nested, the live threads below a top-level child
+	// (--max-nested). counted is the count it takes part in, until its
+	// revocation; nil for a top-level child.
+	top     *binding
+	nested  nestedCount
+	counted *nestedCount
 	// bound, if not nil, is the process the token is bound to (bind.go).
 	bound *boundPeer
 
@@ -58,6 +66,10 @@ const (
 	PaceDroppedRate  rate.Limit = 200
 	PaceDroppedBurst            = 50
 )
+
+// nestedCount is how many live threads a top-level child holds below it
+// (Config.MaxNested); guarded by tokenTable.mu.
+type nestedCount struct{ live int }
 
 // tokenTable maps tokens to bindings. It is keyed by the SHA-256 of the
 // token, so a lookup's timing depends on the digest, not on how many leading
@@ -87,12 +99,26 @@ func (t *tokenTable) bind(rt *relay.Runtime, opener *binding, bound *boundPeer, 
 // bindToken is bind with the token given: a cluster edge's, issued by the
 // home (directory.go).
 func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding, bound *boundPeer, now time.Time) (b, old *binding) {
-	b = &binding{rt: rt, path: rt.Path(), token: token, pace: rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst),
-		cost: newCostBucket(t.costRate, t.costBurst, now), bound: bound, gen: rt.Generation()}
+	b = &binding{rt: rt, path: rt.Path(), token: token, bound: bound, gen: rt.Generation()}
+	if opener != nil {
+		// A nested token draws on its top-level child's share: nesting
+		// multiplies neither the share nor the pace (docs/protocol.md,
+		// "Nested children").
+		b.top = opener.top
+		b.cost, b.pace = b.top.cost, b.top.pace
+	} else {
+		b.top = b
+		b.cost = newCostBucket(t.costRate, t.costBurst, now)
+		b.pace = rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if old = t.byPath[rt.Path()]; old != nil {
 		t.revokeLocked(old)
+	}
+	if opener != nil {
+		b.counted = &b.top.nested
+		b.counted.live++
 	}
 	t.byPath[rt.Path()] = b
 	t.byHash[sha256.Sum256([]byte(b.token))] = b
@@ -104,6 +130,21 @@ func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding,
 		b.openedBy = opener
 	}
 	return b, old
+}
+
+// nestedRoom reports whether opener's top-level child may hold one more
+// live thread below it, at most max, once path's live binding (which
+// opening path revokes) no longer counts. Called with Server.openMu held,
+// so no other open comes between it and bind.
+func (t *tokenTable) nestedRoom(opener *binding, path string, max int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := &opener.top.nested
+	live := n.live
+	if old := t.byPath[path]; old != nil && old.counted == n {
+		live--
+	}
+	return live < max
 }
 
 // takeOpened returns the bindings b's generation opened and forgets them.
@@ -217,6 +258,10 @@ func (t *tokenTable) revokeLocked(b *binding) {
 	b.revoked.Store(true)
 	if b.bound != nil {
 		b.bound.stopLocked()
+	}
+	if b.counted != nil {
+		b.counted.live--
+		b.counted = nil
 	}
 	if b.openedBy != nil { // its opener no longer needs to close it
 		delete(b.openedBy.opened, b)

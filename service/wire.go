@@ -33,11 +33,11 @@ func wireReason(v diag.Verdict) string {
 }
 
 // wireRedacted is never nil: the member reads {} when nothing was redacted.
-func wireRedacted(r relay.Redacted) wire.Redacted {
+func wireRedacted(r diag.Redacted) wire.Redacted {
 	if r == nil {
 		return wire.Redacted{}
 	}
-	return wire.Redacted(r)
+	return r
 }
 
 func wireThreads(ts []relay.ThreadSummary) wire.Threads {

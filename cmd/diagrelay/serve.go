@@ -50,6 +50,7 @@ unless --allow-lazy-fsync.`,
 	mode := cli.Choice(fs, "mode", string(relay.ModeRPC), "the parent session's mode", modes...)
 	fs.IntVar(&o.MaxPending, "max-pending", service.DefaultMaxPending, "socket peers that may wait for their hello at once; a new one closes the oldest")
 	fs.IntVar(&o.MaxConnsPerChild, "max-conns-per-child", service.DefaultMaxConnsPerChild, "live connections one child token may hold")
+	fs.IntVar(&o.MaxNested, "max-nested", service.DefaultMaxNested, "live threads a child may hold below it (its children's children included,\nall drawing on its share); past it runtime.open gets -32007")
 	fs.IntVar(&o.MaxUnsentTotal, "max-unsent-total", service.DefaultMaxUnsentTotal, "`bytes` of replies and events that may wait for all socket peers together;\npast it the peers that have gone longest without reading are disconnected")
 	redact := cli.Choice(fs, "redact", "on", "redact secrets in reports before the parent sees them (off warns at start)", "on", "off")
 	fs.BoolVar(&o.BindPeer, "bind-peer", false, "bind every child token to its process and descendants (runtime.open {bind: false} opts out)")
@@ -69,6 +70,8 @@ unless --allow-lazy-fsync.`,
 			return cli.Usagef("--max-pending must be at least 1")
 		case o.MaxConnsPerChild < 1:
 			return cli.Usagef("--max-conns-per-child must be at least 1")
+		case o.MaxNested < 1:
+			return cli.Usagef("--max-nested must be at least 1")
 		case o.MaxUnsentTotal < service.DefaultMaxUnsent:
 			return cli.Usagef("--max-unsent-total must be at least %d (one peer's bound)", service.DefaultMaxUnsent)
 		}
@@ -104,7 +107,15 @@ unless --allow-lazy-fsync.`,
 		o.Mode = relay.Mode(*mode)
 		o.NoRedaction = *redact == "off"
 		o.Logger = serve.NewLogger(s.Err, *logFormat, time.Now)
-		return serve.Run(o, s.In, s.Out)
+		stopProfile, err := startProfile()
+		if err != nil {
+			return err
+		}
+		err = serve.Run(o, s.In, s.Out)
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
+		return err
 	}
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,34 @@ func TestServeRedactFlag(t *testing.T) {
 		if got := s.waitStderr("redaction is off"); got != tt.warn {
 			t.Errorf("%s: warning logged %v, want %v:\n%s", tt.flag, got, tt.warn, s.stderr.String())
 		}
+	}
+}
+
+// A token at a boundary upstream's rules miss (a prefix after "_", a token
+// ended by "|") is redacted on the way to thread status, the text around
+// it kept. The real binary, a real report.
+func TestServeRedactsAtBoundaries(t *testing.T) {
+	aws := "AKIA" + "QZ7XW2MB" + "5NRT4KJH"
+	stripe := "sk_live_" + strings.Repeat("Q2xM9zR4pW", 2) + "7vK3"
+	s := startServer(t, "", "")
+	tok, _ := s.open("/root/b")
+	for _, msg := range []string{"export KEY_" + aws + " done", "charge " + stripe + "|retry"} {
+		wantExit(t, "report", runDiagrelay(t, s.childEnv(tok), "", "report", "--level", "error", msg), 0, "")
+	}
+	out := runDiagrelay(t, nil, "", "thread", "status", "/root/b", "--json", "--socket", s.socket, "--data", s.data)
+	var st struct {
+		Diagnostics []struct{ Message string }
+		Redacted    map[string]int
+	}
+	if err := json.Unmarshal([]byte(out.stdout), &st); err != nil {
+		t.Fatalf("status --json: %v (%v)", out, err)
+	}
+	var got []string
+	for _, d := range st.Diagnostics {
+		got = append(got, d.Message)
+	}
+	want := []string{"export KEY_[REDACTED:aws-access-token] done", "charge [REDACTED:stripe-access-token]|retry"}
+	if !slices.Equal(got, want) || st.Redacted["aws-access-token"] != 1 || st.Redacted["stripe-access-token"] != 1 {
+		t.Errorf("status: %q %v, want %q", got, st.Redacted, want)
 	}
 }

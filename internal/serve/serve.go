@@ -27,10 +27,10 @@ type Options struct {
 	Stdio        bool   // serve the host on stdin/stdout
 	Socket, Data string // the socket ("": none) and the data directory
 	Mode         relay.Mode
-	// MaxPending, MaxConnsPerChild, MaxUnsentTotal and BindPeer are
+	// MaxPending, MaxConnsPerChild, MaxNested, MaxUnsentTotal and BindPeer are
 	// service.Config's.
-	MaxPending, MaxConnsPerChild, MaxUnsentTotal int
-	BindPeer                                     bool
+	MaxPending, MaxConnsPerChild, MaxNested, MaxUnsentTotal int
+	BindPeer                                                bool
 	// NoHostToken (--host-socket=off) writes no host token and removes a
 	// stale one: the stdio peer is the only host.
 	NoHostToken bool
@@ -83,7 +83,7 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 	}
 
 	cfg := service.Config{Mode: o.Mode, Mailbox: store, HostToken: hostToken, Logger: logger,
-		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxUnsentTotal: o.MaxUnsentTotal,
+		MaxPending: o.MaxPending, MaxConnsPerChild: o.MaxConnsPerChild, MaxNested: o.MaxNested, MaxUnsentTotal: o.MaxUnsentTotal,
 		BindPeer: o.BindPeer, NoRedaction: o.NoRedaction}
 	if o.Role == RoleHome {
 		o.Cluster.Logger = logger

@@ -19,25 +19,33 @@ import (
 // moves with everyone else's load.
 func DiskProbe(b *testing.B, dir string) {
 	b.Helper()
-	f, page := probeFile(b, filepath.Join(dir, "probe"), 1, 0xa5)
+	b.ReportMetric(FsyncRate(b, dir, b.N), "fsyncs/s")
+}
+
+// FsyncRate is DiskProbe's measure as a value, for a benchmark that
+// quotes its load as a ratio to the disk in the same run: n writes of
+// 4 KiB to one file in dir, each fdatasynced, per second.
+func FsyncRate(tb testing.TB, dir string, n int) float64 {
+	tb.Helper()
+	f, page := probeFile(tb, filepath.Join(dir, "probe"), 1, 0xa5)
 	defer f.Close()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	begin := time.Now()
+	for i := 0; i < n; i++ {
 		page[0] = byte(i)
 		if _, err := f.WriteAt(page, 0); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if err := fdatasync(f); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fsyncs/s")
+	return float64(n) / time.Since(begin).Seconds()
 }
 
 // probeFile creates path with pages 4 KiB pages of fill, synced so that
 // the file's size is durable (later syncs are of data only), and returns
 // it with a page of fill to write.
-func probeFile(b *testing.B, path string, pages int, fill byte) (*os.File, []byte) {
+func probeFile(b testing.TB, path string, pages int, fill byte) (*os.File, []byte) {
 	b.Helper()
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -84,29 +92,39 @@ func WriteBytes() (n int64, ok bool) {
 // report's latency on this disk, to quote beside the mailbox's.
 func DiskCommitProbe(b *testing.B, dir string) {
 	b.Helper()
+	took := CommitPairs(b, dir, b.N)
+	var sum time.Duration
+	for _, d := range took {
+		sum += d
+	}
+	b.ReportMetric(float64(b.N)/sum.Seconds(), "commits/s")
+	p50, p99 := Quantiles(took)
+	b.ReportMetric(p50, "p50-ms")
+	b.ReportMetric(p99, "p99-ms")
+}
+
+// CommitPairs is DiskCommitProbe's measure as values: the time of each of
+// n pairs of 4 KiB write and fdatasync (data, then meta) in a file in dir.
+func CommitPairs(tb testing.TB, dir string, n int) []time.Duration {
+	tb.Helper()
 	const span = 256 // pages
-	f, page := probeFile(b, filepath.Join(dir, "commit-probe"), span, 0x5a)
+	f, page := probeFile(tb, filepath.Join(dir, "commit-probe"), span, 0x5a)
 	defer f.Close()
-	took := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	took := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
 		begin := time.Now()
 		page[0] = byte(i)
 		for _, off := range []int64{int64(1+i%(span-1)) * 4096, 0} {
 			if _, err := f.WriteAt(page, off); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 			if err := fdatasync(f); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 		}
 		took = append(took, time.Since(begin))
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
-	p50, p99 := Quantiles(took)
-	b.ReportMetric(p50, "p50-ms")
-	b.ReportMetric(p99, "p99-ms")
+	return took
 }
 
 // Quantiles sorts d and returns its p50 and p99 in milliseconds (0, 0 for

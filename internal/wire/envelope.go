@@ -77,7 +77,7 @@ const (
 	CodeUnknownThread   = -32004 // a path the server never opened
 	CodeStorage         = -32005 // the mailbox could not store or read
 	CodeShuttingDown    = -32006
-	CodeTooManyConns    = -32007 // the child token already holds its connections
+	CodeTooManyConns    = -32007 // a child's limit: its token holds its connections, or it holds --max-nested threads
 )
 
 // Method names. Who may call each is in docs/protocol.md.

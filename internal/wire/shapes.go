@@ -106,18 +106,9 @@ type Status struct {
 }
 
 // Redacted counts the secrets redacted from a thread's delivered reports,
-// by rule id ({} when none): SPEC §12, docs/redaction.md.
-type Redacted map[string]int
-
-// Total is the number of secrets redacted, what watch shows; a negative
-// count (from a confused peer) counts nothing.
-func (r Redacted) Total() int {
-	n := 0
-	for _, v := range r {
-		n += max(v, 0)
-	}
-	return n
-}
+// by rule id ({} when none; docs/redaction.md). It is diag.Redacted, the
+// module's one type of this count.
+type Redacted = diag.Redacted
 
 // Peer is a bound token's process: its pid and uid, and its executable's
 // real path, sanitized as a source is ("" when the system does not say).
