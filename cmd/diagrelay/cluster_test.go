@@ -60,7 +60,7 @@ func startEdgeArgs(t testing.TB, command servetest.Command, data, sock string, f
 	}
 	go func() { cmd.Wait(); close(e.done) }()
 	t.Cleanup(func() { e.kill() })
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(servetest.StartTimeout)
 	for {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
@@ -72,7 +72,7 @@ func startEdgeArgs(t testing.TB, command servetest.Command, data, sock string, f
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("edge not listening within 30 s: %s", e.stderr.String())
+			t.Fatalf("edge not listening within %v: %s", servetest.StartTimeout, e.stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
