@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/diagrelay/diagrelay/internal/frame"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/threadpath"
 )
@@ -210,7 +211,7 @@ func (m *Model) detail(w, h int) []string {
 			continue
 		}
 		line := []span{{dg.At.In(m.loc).Format("15:04:05") + " ", faint}, {fmt.Sprintf("%-7s ", dg.Level), levelStyle(dg.Level)}}
-		if src := relay.FrameSource(dg.Source); src != "" {
+		if src := frame.Source(dg.Source); src != "" {
 			line = append(line, span{"[" + src + "] ", bold})
 		}
 		body = append(body, append(line, span{dg.Message, plain}))
