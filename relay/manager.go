@@ -11,6 +11,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/internal/ring"
 )
 
@@ -154,7 +155,7 @@ func NewManager(c Config) *Manager {
 	}
 	m.toasts = newToastLimiter(r, b, m.now, m.afterFunc, m.notify, m.held)
 	if c.Parent != nil {
-		m.offParent = capability.Answer(c.Parent, capability.CapabilitiesProbeTopic)
+		m.offParent = busprobe.Answer(c.Parent, capability.CapabilitiesProbeTopic)
 	}
 	return m
 }

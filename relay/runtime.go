@@ -6,6 +6,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/ring"
 )
@@ -110,7 +111,7 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 			m.onPanic(path, topic, v) // the bus recovers a panic here too
 		}
 	})
-	capability.Answer(r.b, capability.DiagnosticProbeTopic)
+	busprobe.Answer(r.b, capability.DiagnosticProbeTopic)
 	r.b.On(diag.Topic, func(p any) { r.Report(p) })
 	t.live = r
 	return r

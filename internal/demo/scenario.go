@@ -11,6 +11,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/mailbox"
@@ -142,7 +143,7 @@ func Run(mode relay.Mode) (*Transcript, error) {
 	d.at(80 * time.Second)
 	d.collect()
 	d.mgr.Close()
-	_, hosted := capability.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
+	_, hosted := busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
 	d.log(relay.RootPath, "the manager closes; an extension in /root probes capabilities again", "",
 		hostedText(capability.Capability{}, hosted)+": the manager is no longer enabled", nil)
 	return d.tr, nil
@@ -204,10 +205,10 @@ func (d *scenario) send(b *bus.Bus, path, what string, payload any) {
 }
 
 func (d *scenario) parentProbes() {
-	c, ok := capability.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
+	c, ok := busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
 	d.log(relay.RootPath, "an extension in /root probes "+capability.CapabilitiesProbeTopic+
 		" (minimum "+capability.DiagnosticSince+")", "", hostedText(c, ok), nil)
-	c, ok = capability.Probe(d.parent, capability.CapabilitiesProbeTopic, "2.0.0")
+	c, ok = busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, "2.0.0")
 	result := hostedText(c, ok)
 	if !ok {
 		result = "no compatible host (this one is " + capability.Version + "): it keeps its fallback"
@@ -220,7 +221,7 @@ func (d *scenario) parentProbes() {
 func (d *scenario) topLevelSession() {
 	top := bus.New()
 	defer top.Close()
-	hosted := capability.Report(top, diag.Warning, "eslint not found on PATH; lint checks skipped", "lint")
+	hosted := busprobe.Report(top, diag.Warning, "eslint not found on PATH; lint checks skipped", "lint")
 	result := "probe: hosted?!"
 	if !hosted {
 		result = "probe: not hosted (nothing listens); the extension falls back to its own " +
@@ -250,7 +251,7 @@ func (d *scenario) openChildren() error {
 func (d *scenario) wellBehaved(path string, level diag.Level, message, source, what string) {
 	b := d.rt[path].Bus()
 	var hosted bool
-	t, posted := d.track(path, func() { hosted = capability.Report(b, level, message, source) })
+	t, posted := d.track(path, func() { hosted = busprobe.Report(b, level, message, source) })
 	rep := diag.Report{Level: level, Message: message, Source: source}
 	result := verdictText(t, rep)
 	if !hosted {
@@ -335,7 +336,7 @@ func (d *scenario) shutdownHook(path string) {
 func (d *scenario) lateReport(path string, b *bus.Bus, level diag.Level, message, source, doing, notHosted string) {
 	var hosted bool
 	t, posted := d.track(path, func() {
-		hosted = capability.Report(b, level, message, source)
+		hosted = busprobe.Report(b, level, message, source)
 	})
 	result := notHosted
 	if hosted {
