@@ -11,7 +11,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/shellquote"
 	"github.com/diagrelay/diagrelay/mailbox"
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // Write writes what mailbox.Check found, for a person: bbolt's
@@ -90,7 +90,7 @@ func formatNote(tag string) string {
 // quoted: a damaged file can hold any bytes, and they must not reach the
 // terminal as they are.
 func showRecipient(name string) string {
-	if relay.ValidatePath(name) == nil {
+	if threadpath.Validate(name) == nil {
 		return name
 	}
 	return strconv.QuoteToASCII(name)
