@@ -2,6 +2,7 @@ package natstest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -170,13 +171,18 @@ func (c *Cluster) WaitHealthy(i int) {
 	nd := c.Nodes[i]
 	deadline := time.Now().Add(60 * time.Second)
 	client := &http.Client{Timeout: time.Second}
+	var last string // the last answer, for a failure's story
 	for {
 		resp, err := client.Get(nd.Monitor + "/healthz")
 		if err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return
 			}
+			last = resp.Status + " " + string(b)
+		} else {
+			last = err.Error()
 		}
 		select {
 		case <-nd.done:
@@ -184,7 +190,7 @@ func (c *Cluster) WaitHealthy(i int) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("natstest: node %s not healthy within 60 s (%v)", nd.Name, err)
+			c.t.Fatalf("natstest: node %s not healthy within 60 s: %s", nd.Name, last)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
