@@ -1,18 +1,14 @@
-// Package capability lets code on a bus find out, synchronously, whether a
-// live diagrelay manager hosts it, and lets the host answer.
+// Package capability is what a diagrelay host is and which hosts a caller
+// can use: the Capability a host answers with, the probe topics and
+// request, and the rule that judges a reply (Compatible). It holds no bus:
+// the exchange on a bus is package capability/busprobe, so that a socket
+// client (package client) judges a host's reply without linking the bus.
 //
 // A child session's extensions probe DiagnosticProbeTopic on the child's own
 // bus; tools in the parent session probe CapabilitiesProbeTopic on the
 // parent's bus. The topic names are those of the original pi subagent
 // manager, for parity. Detection is capability detection among trusted code,
 // not authentication.
-//
-// # The exchange
-//
-// Probe emits a ProbeRequest value (not a pointer) on the topic. A host
-// installed with Answer calls its Respond synchronously, before Emit returns,
-// with a Capability{Version, Protocol} value. Answer accepts a ProbeRequest
-// or a *ProbeRequest and ignores every other payload, a nil Respond included.
 //
 // # Compatibility
 //
@@ -33,26 +29,5 @@
 //
 // Every other reply is not compatible: nil (the original's legacy
 // argument-free reply), another protocol, an invalid or lower version, any
-// other type. Probe reports hosted when at least one reply is compatible, and
-// returns the first compatible one as received (its Version unchanged, with
-// or without "v"). No reply at all, as in a top-level session with no host,
-// is not hosted.
-//
-// The minimum passed to Probe follows the same version rule. "" means no
-// minimum. Any other invalid minimum makes Probe report not hosted without
-// emitting anything: failing closed is the safe reading of a caller's bug.
-// Callers that take the minimum from input should check it with
-// CheckVersion first, to report the error.
-//
-// # Late and concurrent replies
-//
-// Respond may be kept and called at any time from any goroutine. Calls
-// after Probe returned are ignored; concurrent calls during Probe are safe,
-// and the first compatible reply to be recorded wins.
-//
-// # Reporting
-//
-// Report is the Go form of the original's report() helper for extension
-// authors: probe, and on a host emit the diagnostic; otherwise tell the
-// caller to use its own top-level reporting.
+// other type.
 package capability

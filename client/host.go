@@ -62,13 +62,12 @@ func DialHost(socket, token string) (*Host, error) {
 	return h, nil
 }
 
-// OpenRuntime opens a child runtime for thread path ("/root/x"). parent,
-// if not "", must be path's lexical parent; owner names the creator of an
-// independent root (a path not under /root). Opening an open path again
-// reopens it: a new generation and token, the old token revoked.
-func (h *Host) OpenRuntime(path, parent, owner string) (Runtime, error) {
+// Open opens a child runtime for thread path ("/root/x") with runtime.open's
+// options (the zero OpenOptions: none). Opening an open path again reopens
+// it: a new generation and token, the old token revoked.
+func (h *Host) Open(path string, o OpenOptions) (Runtime, error) {
 	var rt Runtime
-	err := call(h.conn, wire.MethodRuntimeOpen, wire.OpenParams{Path: path, Parent: parent, Owner: owner}, &rt)
+	err := call(h.conn, wire.MethodRuntimeOpen, openParams(path, o), &rt)
 	return rt, err
 }
 

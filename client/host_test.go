@@ -20,9 +20,9 @@ func TestHostOpenStatusListClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	rt, err := h.OpenRuntime("/root/x", "/root", "")
+	rt, err := h.Open("/root/x", client.OpenOptions{Parent: "/root"})
 	if err != nil || rt.Path != "/root/x" || len(rt.Token) != 64 || rt.Generation != 1 {
-		t.Fatalf("OpenRuntime = %+v, %v", rt, err)
+		t.Fatalf("Open = %+v, %v", rt, err)
 	}
 	c, err := client.Dial(s.Socket, rt.Token)
 	if err != nil {
@@ -76,8 +76,8 @@ func TestHostErrors(t *testing.T) {
 	if err := h.CloseRuntime("/root/never"); !isCode(err, -32004) {
 		t.Errorf("CloseRuntime of a thread never opened: %v", err)
 	}
-	if _, err := h.OpenRuntime("/root/a/b", "/elsewhere", ""); !isCode(err, -32602) {
-		t.Errorf("OpenRuntime with a parent that is not the lexical one: %v", err)
+	if _, err := h.Open("/root/a/b", client.OpenOptions{Parent: "/elsewhere"}); !isCode(err, -32602) {
+		t.Errorf("Open with a parent that is not the lexical one: %v", err)
 	}
 	if list, err := h.List(); err != nil || len(list) != 1 {
 		t.Errorf("List = %+v, %v", list, err)

@@ -28,13 +28,6 @@ func openParams(path string, o OpenOptions) wire.OpenParams {
 	return wire.OpenParams{Path: path, Parent: o.Parent, Owner: o.Owner, Bind: o.Bind}
 }
 
-// Open is OpenRuntime with every option of runtime.open, bind included.
-func (h *Host) Open(path string, o OpenOptions) (Runtime, error) {
-	var rt Runtime
-	err := call(h.conn, wire.MethodRuntimeOpen, openParams(path, o), &rt)
-	return rt, err
-}
-
 // Open opens a child runtime at path, which must be strictly below this
 // child's own thread; opening an open path again is a reopen. A path
 // outside that scope is an *Error with CodeForbidden.

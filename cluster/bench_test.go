@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/natstest"
 	"github.com/diagrelay/diagrelay/internal/rpc"
 	"github.com/diagrelay/diagrelay/internal/wire"
@@ -144,7 +145,7 @@ func BenchmarkNotifyThroughput(b *testing.B) {
 }
 
 func openChild(b *testing.B, home *testHome, sock, path string) *rawChild {
-	rt, err := home.host.OpenRuntime(path, "/root", "")
+	rt, err := home.host.Open(path, client.OpenOptions{Parent: "/root"})
 	if err != nil {
 		b.Fatal(err)
 	}

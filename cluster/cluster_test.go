@@ -10,6 +10,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/rpc"
 
+	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/natstest"
 	"github.com/diagrelay/diagrelay/internal/wire"
@@ -27,7 +28,7 @@ func TestHomeAndEdge(t *testing.T) {
 	other := startEdge(t, ns, "sandbox-2")
 
 	notes := hostNotes(t, home)
-	rt, err := home.host.OpenRuntime("/root/lint", "/root", "")
+	rt, err := home.host.Open("/root/lint", client.OpenOptions{Parent: "/root"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestReopenRevokesAtEdge(t *testing.T) {
 	ns := natstest.Start(t)
 	home := startHome(t, ns)
 	edge := startEdge(t, ns, "e1")
-	rt1, err := home.host.OpenRuntime("/k", "", "/root")
+	rt1, err := home.host.Open("/k", client.OpenOptions{Owner: "/root"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestReopenRevokesAtEdge(t *testing.T) {
 	if err := c1.report("error", "first", ""); err != nil {
 		t.Fatal(err)
 	}
-	rt2, err := home.host.OpenRuntime("/k", "", "/root")
+	rt2, err := home.host.Open("/k", client.OpenOptions{Owner: "/root"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -30,7 +31,7 @@ func Example() {
 	}
 	// Inside the child: an extension that reports only when hosted.
 	b := child.Bus()
-	if _, hosted := capability.Probe(b, capability.DiagnosticProbeTopic, "1.1.0"); hosted {
+	if _, hosted := busprobe.Probe(b, capability.DiagnosticProbeTopic, "1.1.0"); hosted {
 		b.Emit(diag.Topic, map[string]any{"level": "warning", "message": "eslint not found on \x1b[31mPATH", "source": "lint"})
 	}
 	child.Close() // after the child's shutdown hooks

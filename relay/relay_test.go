@@ -11,6 +11,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -121,14 +122,14 @@ func TestPrintModeUsesOnlyTheMailbox(t *testing.T) {
 func TestProbeIsAnsweredOnEveryChildBusOnly(t *testing.T) {
 	r := newRig(t, relay.ModeRPC)
 	rt := r.open(t, "/root/x", "", "")
-	if c, ok := capability.Probe(rt.Bus(), capability.DiagnosticProbeTopic, "1.1.0"); !ok || c.Protocol != 1 {
+	if c, ok := busprobe.Probe(rt.Bus(), capability.DiagnosticProbeTopic, "1.1.0"); !ok || c.Protocol != 1 {
 		t.Fatalf("child probe = %+v, %v", c, ok)
 	}
-	if _, ok := capability.Probe(bus.New(), capability.DiagnosticProbeTopic, "1.0.0"); ok {
+	if _, ok := busprobe.Probe(bus.New(), capability.DiagnosticProbeTopic, "1.0.0"); ok {
 		t.Fatal("a bus the manager did not make answered")
 	}
 	rt.Close()
-	if _, ok := capability.Probe(rt.Bus(), capability.DiagnosticProbeTopic, "1.0.0"); ok {
+	if _, ok := busprobe.Probe(rt.Bus(), capability.DiagnosticProbeTopic, "1.0.0"); ok {
 		t.Fatal("a closed runtime still answered")
 	}
 }
@@ -136,14 +137,14 @@ func TestProbeIsAnsweredOnEveryChildBusOnly(t *testing.T) {
 func TestParentBusAnswersCapabilitiesProbeWhileOpen(t *testing.T) {
 	parent := bus.New()
 	r := newRig(t, relay.ModeRPC, func(c *relay.Config) { c.Parent = parent })
-	if _, ok := capability.Probe(parent, capability.CapabilitiesProbeTopic, "1.1.0"); !ok {
+	if _, ok := busprobe.Probe(parent, capability.CapabilitiesProbeTopic, "1.1.0"); !ok {
 		t.Fatal("parent bus not answered")
 	}
-	if _, ok := capability.Probe(parent, capability.DiagnosticProbeTopic, "1.1.0"); ok {
+	if _, ok := busprobe.Probe(parent, capability.DiagnosticProbeTopic, "1.1.0"); ok {
 		t.Fatal("the parent probe must not install a child diagnostic sink")
 	}
 	r.m.Close()
-	if _, ok := capability.Probe(parent, capability.CapabilitiesProbeTopic, "1.1.0"); ok {
+	if _, ok := busprobe.Probe(parent, capability.CapabilitiesProbeTopic, "1.1.0"); ok {
 		t.Fatal("answered after Close")
 	}
 }

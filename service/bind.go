@@ -151,9 +151,17 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 	if err != nil {
 		return c.refusePeer(b, "the connecting process has exited")
 	}
+	c.s.claimLocked(b, ref, cred)
+	return nil
+}
+
+// claimLocked makes ref, the process of cred (its procRef made with
+// watch), the owner of bound token b, and watches for its exit. Called
+// with b.bound.mu held, before the token's first hello.
+func (s *Server) claimLocked(b *binding, ref *procRef, cred peerCred) {
+	bp := b.bound
 	bp.owner = ref
 	bp.info = peerInfo{pid: cred.pid, uid: cred.uid, exe: sanitize.Source(exePath(cred.pid))}
-	s := c.s
 	s.peers.mu.Lock()
 	if tp := s.peers.threadLocked(b.path); tp.gen == bp.gen {
 		info := bp.info
@@ -163,7 +171,6 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 	s.peers.live.Store(int32(len(s.peers.owners)))
 	s.peers.mu.Unlock()
 	bp.byExit = ref.watchExit(func() { s.peerExited(b) })
-	return nil
 }
 
 // refusePeer counts and logs a hello refused by the binding.
@@ -273,6 +280,9 @@ func (s *Server) peerExited(b *binding) {
 	}
 	s.events.exited(b.path, bp.gen, at, &wire.Peer{PID: info.pid, UID: info.uid, Exe: info.exe})
 	s.log.Info("a bound child's process exited", "thread", b.path, "pid", info.pid)
+	if b.spawned {
+		s.closeSpawned(b)
+	}
 }
 
 // lastConnGone is told that b has no connection left: without a pidfd,

@@ -96,7 +96,7 @@ func (c *conn) claimRemote(token string) (*binding, *wire.Error) {
 		bound = s.newBound(rt.Generation())
 	}
 	s.peers.opened(rt.Path(), rt.Generation())
-	b, old := s.tokens.bindToken(rt, token, nil, bound, s.now())
+	b, old := s.tokens.bindToken(rt, token, nil, nil, bound, s.now())
 	b.gen, b.claimed = e.Generation, true
 	if old != nil {
 		s.closeOpenedBy(old)

@@ -77,6 +77,24 @@
 //     found; serve --host-socket=off (no host token at all) is the answer
 //     where no child may ever reach the host.
 //
+// # Spawn tokens
+//
+// spawn.token gives the host a token for threads below a path, bound to
+// the host's process (the stdio host's is serve's parent); spawn.open
+// lets that process or a descendant (the same walk) open a thread there
+// that is not open now, its token bound to the opening process from the
+// start (spawn.go). So a child that a program other than the host starts,
+// with the token only in its inherited environment, reports to the host
+// while no other process can use the token. Decisions:
+//
+//   - Each spawned thread is a top-level child (its own share), as if the
+//     host had opened it; the threads one path's spawn tokens opened count
+//     together toward Config.MaxNested.
+//   - When the opening process exits its thread is closed (the runtime
+//     only: status and mailbox stay), unlike a bound token's thread: no
+//     one else holds its token, and the count must not fill with the dead
+//     children of a long session.
+//
 // # No child can silence another
 //
 //   - A pending peer lives at most Config.HelloTimeout from accept,

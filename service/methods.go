@@ -9,6 +9,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // method is one JSON-RPC method; who says who may call it, and nested
@@ -34,6 +35,8 @@ func init() {
 		wire.MethodEventsSubscribe:   {stateHost, nil, (*conn).eventsSubscribe},
 		wire.MethodDiagnosticProbe:   {stateChild, nil, (*conn).probe},
 		wire.MethodDiagnosticReport:  {stateChild, nil, (*conn).report},
+		wire.MethodSpawnToken:        {stateHost, nil, (*conn).spawnToken},
+		wire.MethodSpawnOpen:         {statePending, nil, (*conn).spawnOpen},
 	}
 }
 
@@ -84,7 +87,7 @@ func pathParam(field, value string) *wire.Error {
 	if e := required(field, value); e != nil {
 		return e
 	}
-	if err := relay.ValidatePath(value); err != nil {
+	if err := threadpath.Validate(value); err != nil {
 		return wire.Errorf(wire.CodeInvalidParams, "params: field %q: %v", field, err)
 	}
 	return nil
@@ -174,7 +177,18 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 		c.s.stats.nestedLimited.Add(1)
 		return nil, wire.Errorf(wire.CodeTooManyConns, "too many nested runtimes (at most %d live below %s)", max, opener.top.path)
 	}
-	rt, err := c.s.mgr.Open(p.Path, p.Parent, p.Owner)
+	b, e := c.s.openThread(p.Path, p.Parent, p.Owner, opener, nil, bind)
+	if e != nil {
+		return nil, e
+	}
+	return wire.OpenResult{Path: b.path, Token: b.token, Generation: b.gen}, nil
+}
+
+// openThread opens path for opener (nil: the host, or a spawn token's
+// process when spawned is that token's count), its token bound to a
+// process if bind, and publishes it. Called with openMu held.
+func (s *Server) openThread(path, parent, owner string, opener *binding, spawned *nestedCount, bind bool) (*binding, *wire.Error) {
+	rt, err := s.mgr.Open(path, parent, owner)
 	if err != nil {
 		if errors.Is(err, relay.ErrClosed) {
 			return nil, wire.Errorf(wire.CodeShuttingDown, "runtime.open: server is shutting down")
@@ -183,28 +197,28 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	}
 	var bound *boundPeer
 	if bind {
-		bound = c.s.newBound(rt.Generation())
+		bound = s.newBound(rt.Generation())
 	}
-	c.s.peers.opened(rt.Path(), rt.Generation())
-	b, old := c.s.tokens.bind(rt, opener, bound, c.s.now())
-	if d := c.s.cfg.Directory; d != nil {
-		st, _ := c.s.mgr.Status(rt.Path())
+	s.peers.opened(rt.Path(), rt.Generation())
+	b, old := s.tokens.bindToken(rt, NewToken(), opener, spawned, bound, s.now())
+	if d := s.cfg.Directory; d != nil {
+		st, _ := s.mgr.Status(rt.Path())
 		err := d.Opened(b.token, DirectoryEntry{Path: rt.Path(), Parent: st.Parent, Owner: st.Owner, Generation: rt.Generation(), Bind: bound != nil})
 		if err != nil {
-			c.s.log.Error("cluster: runtime.open not published", "path", rt.Path(), "err", err)
-			c.s.tokens.revokeIfLive(b)
+			s.log.Error("cluster: runtime.open not published", "path", rt.Path(), "err", err)
+			s.tokens.revokeIfLive(b)
 			rt.Close()
 			if old != nil {
-				c.s.closeOpenedBy(old)
+				s.closeOpenedBy(old)
 			}
 			return nil, wire.Errorf(wire.CodeStorage, "runtime.open: the cluster could not record the thread")
 		}
 	}
-	c.s.events.opened(c.s.mgr, rt)
+	s.events.opened(s.mgr, rt)
 	if old != nil {
-		c.s.closeOpenedBy(old)
+		s.closeOpenedBy(old)
 	}
-	return wire.OpenResult{Path: rt.Path(), Token: b.token, Generation: rt.Generation()}, nil
+	return b, nil
 }
 
 // onlyPath decodes params that are just {path}.

@@ -86,3 +86,13 @@ func exePath(pid int) string {
 	}
 	return string(b)
 }
+
+// procOf returns process pid by its pid and start time; the caller makes
+// sure pid is still the process it means once the procRef exists.
+func procOf(pid int) (*procRef, error) {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil {
+		return nil, err
+	}
+	return &procRef{pid: pid, start: startOf(kp)}, nil
+}

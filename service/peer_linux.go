@@ -219,3 +219,29 @@ func parseStat(b []byte) (procStat, error) {
 	}
 	return procStat{state: f[0][0], ppid: ppid, start: start}, nil
 }
+
+// procOf returns process pid as the service holds on to a peer's: its
+// pidfd (pidfd_open, Linux 5.3+; close-on-exec always), else its start
+// time. An exited process is an error. The caller makes sure pid is still
+// the process it means once the procRef exists (spawnOwner).
+func procOf(pid int) (*procRef, error) {
+	ref := &procRef{pid: pid}
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch {
+	case err == nil:
+		ref.pidfd = os.NewFile(uintptr(fd), "pidfd")
+	case errors.Is(err, unix.ENOSYS):
+		st, err := readStat(pid)
+		if err != nil {
+			return nil, err
+		}
+		ref.start = st.start
+	default:
+		return nil, err
+	}
+	if !ref.alive() {
+		ref.close()
+		return nil, errors.New("the process has exited")
+	}
+	return ref, nil
+}

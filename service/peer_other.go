@@ -20,6 +20,10 @@ func peerProc(net.Conn, peerCred, bool) (*procRef, error) {
 	return nil, errors.New("no peer credentials on this system")
 }
 
+func procOf(int) (*procRef, error) {
+	return nil, errors.New("no process table on this system")
+}
+
 func (r *procRef) alive() bool           { return false }
 func (r *procRef) watchExit(func()) bool { return false }
 func (r *procRef) close()                {}

@@ -475,6 +475,7 @@ func (s *Server) end() {
 func (s *Server) Shutdown(ctx context.Context) error {
 	defer s.mgr.Close()
 	defer s.peers.closeAll()
+	defer s.tokens.closeSpawns()
 	grace := time.Now().Add(5 * time.Second)
 	if d, ok := ctx.Deadline(); ok {
 		grace = d

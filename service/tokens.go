@@ -47,6 +47,9 @@ type binding struct {
 	top     *binding
 	nested  nestedCount
 	counted *nestedCount
+	// spawned: opened with a spawn token by the process it is bound to
+	// (spawn.go); its thread closes when that process exits.
+	spawned bool
 	// bound, if not nil, is the process the token is bound to (bind.go).
 	bound *boundPeer
 
@@ -82,23 +85,29 @@ type tokenTable struct {
 	mu     sync.Mutex
 	byHash map[[32]byte]*binding
 	byPath map[string]*binding // the live binding of each open path
+	// The spawn tokens (spawn.go): by hash, and by the path they open
+	// below.
+	spawnByHash map[[32]byte]*spawnGrant
+	spawnByPath map[string]*spawnGrant
 }
 
 func newTokenTable(costRate, costBurst float64) *tokenTable {
 	return &tokenTable{costRate: costRate, costBurst: costBurst,
-		byHash: make(map[[32]byte]*binding), byPath: make(map[string]*binding)}
+		byHash: make(map[[32]byte]*binding), byPath: make(map[string]*binding),
+		spawnByHash: make(map[[32]byte]*spawnGrant), spawnByPath: make(map[string]*spawnGrant)}
 }
 
 // bind records a new generation's token, opened by opener (nil: the
 // host) and bound to a process if bound is not nil, and revokes the
 // path's previous one, which it returns (or nil).
 func (t *tokenTable) bind(rt *relay.Runtime, opener *binding, bound *boundPeer, now time.Time) (b, old *binding) {
-	return t.bindToken(rt, NewToken(), opener, bound, now)
+	return t.bindToken(rt, NewToken(), opener, nil, bound, now)
 }
 
 // bindToken is bind with the token given: a cluster edge's, issued by the
-// home (directory.go).
-func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding, bound *boundPeer, now time.Time) (b, old *binding) {
+// home (directory.go). A top-level child opened with a spawn token
+// (spawn.go) counts in that token's spawned, nil otherwise.
+func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding, spawned *nestedCount, bound *boundPeer, now time.Time) (b, old *binding) {
 	b = &binding{rt: rt, path: rt.Path(), token: token, bound: bound, gen: rt.Generation()}
 	if opener != nil {
 		// A nested token draws on its top-level child's share: nesting
@@ -116,8 +125,13 @@ func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding,
 	if old = t.byPath[rt.Path()]; old != nil {
 		t.revokeLocked(old)
 	}
-	if opener != nil {
+	switch {
+	case opener != nil:
 		b.counted = &b.top.nested
+	case spawned != nil:
+		b.counted, b.spawned = spawned, true
+	}
+	if b.counted != nil {
 		b.counted.live++
 	}
 	t.byPath[rt.Path()] = b
@@ -137,9 +151,14 @@ func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding,
 // opening path revokes) no longer counts. Called with Server.openMu held,
 // so no other open comes between it and bind.
 func (t *tokenTable) nestedRoom(opener *binding, path string, max int) bool {
+	return t.room(&opener.top.nested, path, max)
+}
+
+// room reports whether count may take one more live thread, at most max,
+// once path's live binding no longer counts. openMu held.
+func (t *tokenTable) room(n *nestedCount, path string, max int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := &opener.top.nested
 	live := n.live
 	if old := t.byPath[path]; old != nil && old.counted == n {
 		live--

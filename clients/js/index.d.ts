@@ -279,6 +279,8 @@ export declare class Host {
   readonly pid: number;
   readonly socket: string;
   readonly data: string | undefined;
+  /** The service's capabilities.probe answer when it started. */
+  readonly capability: Capability | undefined;
   /** The exit status once the service exited, else null. */
   readonly exitStatus: { code: number | null; signal: string | null } | null;
   /** Opens a runtime; on an open path, reopens it (fresh limits, old token revoked). */

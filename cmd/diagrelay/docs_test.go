@@ -164,8 +164,8 @@ func protocolTypes() map[string]any {
 		"OpenParams": wire.OpenParams{}, "OpenResult": wire.OpenResult{}, "PathParams": wire.PathParams{},
 		"Empty": wire.Empty{}, "Status": wire.Status{}, "ReadParams": wire.ReadParams{}, "Page": wire.Page{},
 		"AckParams": wire.AckParams{}, "AckResult": wire.AckResult{}, "Probe": wire.Probe{}, "Threads": wire.Threads{},
-		"ReportParams": wire.ReportParams{},
-		"Diagnostic":   wire.Diagnostic{}, "Dropped": wire.Dropped{}, "Message": wire.Message{}, "ThreadInfo": wire.ThreadInfo{},
+		"ReportParams": wire.ReportParams{}, "SpawnToken": wire.SpawnToken{}, "SpawnOpenParams": wire.SpawnOpenParams{},
+		"Diagnostic": wire.Diagnostic{}, "Dropped": wire.Dropped{}, "Message": wire.Message{}, "ThreadInfo": wire.ThreadInfo{},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/cli"
+	"github.com/diagrelay/diagrelay/internal/shellquote"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
@@ -85,7 +86,7 @@ revoked. --json prints {"path","token","generation","socket"} instead.`,
 	owner := c.Flag.String("owner", "", "the `path` of the thread that creates an independent root (a PATH not under /root)")
 	asJSON := c.Flag.Bool("json", false, "print the runtime as JSON")
 	return threadLeaf(c, func(s *cli.IO, h *client.Host, socket string, args []string) error {
-		rt, err := h.OpenRuntime(args[0], *parent, *owner)
+		rt, err := h.Open(args[0], client.OpenOptions{Parent: *parent, Owner: *owner})
 		if err != nil {
 			return err
 		}
@@ -100,7 +101,7 @@ revoked. --json prints {"path","token","generation","socket"} instead.`,
 			}{rt, socket})
 		}
 		_, err = fmt.Fprintf(s.Out, "export %s=%s %s=%s\n",
-			client.EnvSocket, cli.ShellQuote(socket), client.EnvToken, cli.ShellQuote(rt.Token))
+			client.EnvSocket, shellquote.Quote(socket), client.EnvToken, shellquote.Quote(rt.Token))
 		return err
 	})
 }

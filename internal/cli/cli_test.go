@@ -133,13 +133,3 @@ func TestOneOf(t *testing.T) {
 		}
 	}
 }
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/a/b-c_d.db": "/a/b-c_d.db", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$(rm)": "'$(rm)'", "\x1b[2J": "'\x1b[2J'",
-	} {
-		if got := ShellQuote(in); got != want {
-			t.Errorf("ShellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

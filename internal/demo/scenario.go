@@ -11,10 +11,12 @@ import (
 
 	"github.com/diagrelay/diagrelay/bus"
 	"github.com/diagrelay/diagrelay/capability"
+	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // The threads of the demo, in the order they are opened.
@@ -24,7 +26,7 @@ var children = []Thread{
 	{Path: "/root/noisy", Role: "floods: bursts of reports and repeats; reopened at +70s"},
 	{Path: "/root/hostile", Role: "hostile: escapes, Bidi, smuggling, 10 MiB, bad types, forgery"},
 	{Path: "/root/leaky", Role: "careless: pastes a GitHub token into its report"},
-	{Path: "/k", Owner: relay.RootPath, Role: "independent root created by /root"},
+	{Path: "/k", Owner: threadpath.Root, Role: "independent root created by /root"},
 	{Path: "/k/l", Role: "child of the independent root"},
 }
 
@@ -78,7 +80,7 @@ func Run(mode relay.Mode) (*Transcript, error) {
 	defer d.mgr.Close()
 
 	d.tr.Threads = append(d.tr.Threads, Thread{
-		Path: relay.RootPath, Role: "the parent session; its bus answers the capabilities probe",
+		Path: threadpath.Root, Role: "the parent session; its bus answers the capabilities probe",
 	})
 
 	d.at(0)
@@ -142,8 +144,8 @@ func Run(mode relay.Mode) (*Transcript, error) {
 	d.at(80 * time.Second)
 	d.collect()
 	d.mgr.Close()
-	_, hosted := capability.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
-	d.log(relay.RootPath, "the manager closes; an extension in /root probes capabilities again", "",
+	_, hosted := busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
+	d.log(threadpath.Root, "the manager closes; an extension in /root probes capabilities again", "",
 		hostedText(capability.Capability{}, hosted)+": the manager is no longer enabled", nil)
 	return d.tr, nil
 }
@@ -204,15 +206,15 @@ func (d *scenario) send(b *bus.Bus, path, what string, payload any) {
 }
 
 func (d *scenario) parentProbes() {
-	c, ok := capability.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
-	d.log(relay.RootPath, "an extension in /root probes "+capability.CapabilitiesProbeTopic+
+	c, ok := busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
+	d.log(threadpath.Root, "an extension in /root probes "+capability.CapabilitiesProbeTopic+
 		" (minimum "+capability.DiagnosticSince+")", "", hostedText(c, ok), nil)
-	c, ok = capability.Probe(d.parent, capability.CapabilitiesProbeTopic, "2.0.0")
+	c, ok = busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, "2.0.0")
 	result := hostedText(c, ok)
 	if !ok {
 		result = "no compatible host (this one is " + capability.Version + "): it keeps its fallback"
 	}
-	d.log(relay.RootPath, "an extension in /root that needs version 2.0.0 probes", "", result, nil)
+	d.log(threadpath.Root, "an extension in /root that needs version 2.0.0 probes", "", result, nil)
 }
 
 // topLevelSession runs the well-behaved extension in a normal top-level
@@ -220,7 +222,7 @@ func (d *scenario) parentProbes() {
 func (d *scenario) topLevelSession() {
 	top := bus.New()
 	defer top.Close()
-	hosted := capability.Report(top, diag.Warning, "eslint not found on PATH; lint checks skipped", "lint")
+	hosted := busprobe.Report(top, diag.Warning, "eslint not found on PATH; lint checks skipped", "lint")
 	result := "probe: hosted?!"
 	if !hosted {
 		result = "probe: not hosted (nothing listens); the extension falls back to its own " +
@@ -240,7 +242,7 @@ func (d *scenario) openChildren() error {
 		c.Parent, c.ReportsTo = st.Parent, st.Recipient()
 		d.tr.Threads = append(d.tr.Threads, c)
 	}
-	d.log(relay.RootPath, fmt.Sprintf("opens %d child runtimes, each with its own bus; the probe "+
+	d.log(threadpath.Root, fmt.Sprintf("opens %d child runtimes, each with its own bus; the probe "+
 		"responder and the report listener are installed before extensions load", len(children)),
 		"", "generation 1 of each", nil)
 	return nil
@@ -250,7 +252,7 @@ func (d *scenario) openChildren() error {
 func (d *scenario) wellBehaved(path string, level diag.Level, message, source, what string) {
 	b := d.rt[path].Bus()
 	var hosted bool
-	t, posted := d.track(path, func() { hosted = capability.Report(b, level, message, source) })
+	t, posted := d.track(path, func() { hosted = busprobe.Report(b, level, message, source) })
 	rep := diag.Report{Level: level, Message: message, Source: source}
 	result := verdictText(t, rep)
 	if !hosted {
@@ -335,7 +337,7 @@ func (d *scenario) shutdownHook(path string) {
 func (d *scenario) lateReport(path string, b *bus.Bus, level diag.Level, message, source, doing, notHosted string) {
 	var hosted bool
 	t, posted := d.track(path, func() {
-		hosted = capability.Report(b, level, message, source)
+		hosted = busprobe.Report(b, level, message, source)
 	})
 	result := notHosted
 	if hosted {

@@ -93,6 +93,8 @@ const (
 	MethodEventsSubscribe   = "events.subscribe"   // host: Empty → Empty, then events
 	MethodDiagnosticProbe   = "diagnostic.probe"   // child: → Probe
 	MethodDiagnosticReport  = "diagnostic.report"  // child: ReportParams → Empty
+	MethodSpawnToken        = "spawn.token"        // host: PathParams → SpawnToken
+	MethodSpawnOpen         = "spawn.open"         // anyone: SpawnOpenParams → OpenResult
 )
 
 // Notification methods, server to host.

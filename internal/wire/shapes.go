@@ -30,6 +30,13 @@ type PathParams struct {
 	Path string `json:"path"`
 }
 
+// SpawnOpenParams are spawn.open's: the spawn token, and the thread to
+// open with it.
+type SpawnOpenParams struct {
+	Token string `json:"token"`
+	Path  string `json:"path"`
+}
+
 // ReadParams are mailbox.read's; a nil Limit reads the most a page holds.
 type ReadParams struct {
 	Recipient string `json:"recipient"`
@@ -81,6 +88,13 @@ type OpenResult struct {
 	Path       string `json:"path"`
 	Token      string `json:"token"`
 	Generation uint64 `json:"generation"`
+}
+
+// SpawnToken is spawn.token's: a token that opens threads below Path,
+// from the host's process's descendants only (spawn.open).
+type SpawnToken struct {
+	Path  string `json:"path"`
+	Token string `json:"token"`
 }
 
 // Status is thread.status's: the thread and its latest diagnostics.

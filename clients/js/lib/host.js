@@ -61,6 +61,8 @@ export class Host {
     this.data = data;
     /** The service's process id. */
     this.pid = proc.pid;
+    /** @type {{version: string, protocol: number} | undefined} The service's capabilities.probe answer at start. */
+    this.capability = undefined;
     proc.stderr?.setEncoding("utf8");
     proc.stderr?.on("data", (chunk) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL);
@@ -141,7 +143,7 @@ export class Host {
         if (Date.now() > deadline) throw new Error(`Host.start: ${socket} not listening in time${host.#tail()}`);
         await sleep(20);
       }
-      await host.#peer.call("capabilities.probe");
+      host.capability = await host.#peer.call("capabilities.probe");
     } catch (err) {
       proc.kill("SIGKILL");
       await host.#exited;

@@ -15,6 +15,8 @@ export async function startFakeModel() {
   const requests = [];
   /** @type {Map<string, (req: any) => Promise<void>>} */
   const holds = new Map();
+  /** @type {Map<string, {name: string, args: unknown}>} */
+  const tools = new Map();
   const server = http.createServer((req, res) => {
     let raw = "";
     req.setEncoding("utf8");
@@ -45,8 +47,19 @@ export async function startFakeModel() {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const chunk = (delta, finish) =>
         `data: ${JSON.stringify({ id: "fake-1", object: "chat.completion.chunk", created: 0, model: body?.model ?? "fake", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-      res.write(chunk({ role: "assistant", content: reply }, null));
-      res.write(chunk({}, "stop"));
+      // A tool call asked for by a marker in the last message, if it is the user's.
+      const last = body?.messages?.at(-1);
+      const call = last?.role === "user" ? [...tools].find(([marker]) => lastUserText(body).includes(marker)) : undefined;
+      if (call) {
+        tools.delete(call[0]);
+        entry.toolCall = call[1].name;
+        const fn = { name: call[1].name, arguments: JSON.stringify(call[1].args) };
+        res.write(chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${requests.length}`, type: "function", function: fn }] }, null));
+        res.write(chunk({}, "tool_calls"));
+      } else {
+        res.write(chunk({ role: "assistant", content: reply }, null));
+        res.write(chunk({}, "stop"));
+      }
       res.write(`data: ${JSON.stringify({ id: "fake-1", object: "chat.completion.chunk", created: 0, model: body?.model ?? "fake", choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })}\n\n`);
       res.end("data: [DONE]\n\n");
     });
@@ -59,6 +72,10 @@ export async function startFakeModel() {
     /** hold runs fn before answering the first request whose messages contain marker. */
     hold(marker, fn) {
       holds.set(marker, fn);
+    },
+    /** toolCall answers the first user message containing marker with a call of tool name with args. */
+    toolCall(marker, name, args) {
+      tools.set(marker, { name, args });
     },
     close: () => new Promise((resolve) => server.close(resolve)),
   };

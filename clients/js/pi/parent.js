@@ -1,39 +1,51 @@
-// The parent extension: what `pi install npm:diagrelay` loads (the `pi`
-// manifest in package.json). In a top-level pi session it owns the one
-// Host of the process (lib/pi.js), forwards every notification to
-// ctx.ui.notify, gives the agent every mailbox message for /root as a
-// non-waking message, and adds /diagrelay. In a hosted child
-// (DIAGRELAY_TOKEN set), where `pi install` loads it too, it does nothing:
-// the child extension (pi/child.js) is that process's diagrelay.
-// SPEC §11.3; docs/pi.md.
+// The parent extension: what `pi install` of the package loads (the `pi`
+// manifest in package.json). In a top-level pi session with a UI it owns
+// the one Host of the process (lib/pi-host.js), forwards every notification
+// to ctx.ui.notify, gives the agent every mailbox message for /root as a
+// non-waking message placed before the prompt it came ahead of, answers
+// the host probe on the session's bus, and adds /diagrelay. In a hosted
+// child (DIAGRELAY_TOKEN set), where `pi install` loads it too, it does
+// nothing: the child extension (pi/child.js) is that process's diagrelay.
+// In a session with no UI (pi -p by hand) it claims nothing, so no Host
+// starts whose notifications nobody would see. docs/pi.md.
 
 import fs from "node:fs";
 import path from "node:path";
-import { afterShutdown, hostedChild, isStale, registry, runningHost, sessionDataDir, startRootHostIfResumed, stopRootHost } from "../lib/pi.js";
+import { beforePrompt } from "../lib/pi-deliver.js";
+import { answerHostProbe, runningHost, startRootHost, stopRootHost } from "../lib/pi-host.js";
+import { afterShutdown, hostedChild, isStale, registry, sessionDataDir } from "../lib/pi-registry.js";
 
 /** @param {any} pi */
 export default function diagrelayParent(pi) {
   if (hostedChild()) return;
   const claim = {};
   const reg = registry();
+  // Asked on this session's bus only: an in-process child session has a bus of its own.
+  answerHostProbe(pi.events, pi);
+  pi.on("context", (/** @type {any} */ event) => (reg.parent?.claim === claim ? beforePrompt(event) : undefined));
 
-  pi.on("session_start", async (_event, ctx) => {
+  pi.on("session_start", async (/** @type {any} */ _event, /** @type {any} */ ctx) => {
+    if (!ctx.hasUI) return; // no UI: nobody would hear this Host (pi -p by hand)
     // One Host per process: an in-process child session (pi's SDK) loads
     // this extension too, while the parent session holds the claim.
     if (reg.parent) {
-      if (!isStale(reg.parent.pi)) return;
-      reg.parent = null; // the session before a /new or /resume, not yet stopped
+      if (!reg.parent.ending && !isStale(reg.parent.pi)) return;
+      reg.parent = null; // the session before a /new, /resume or /reload, not yet stopped
       await stopRootHost();
     }
     const where = sessionDataDir(ctx.sessionManager?.getSessionFile?.());
-    reg.parent = { claim, pi, ui: ctx.hasUI ? ctx.ui : null, data: where.data, temporary: where.temporary, mode: ctx.hasUI ? "rpc" : "print" };
+    reg.parent = { claim, pi, ui: ctx.ui, data: where.data, temporary: where.temporary };
     // A resumed session's data directory holds a mailbox: start now, so its
     // unacknowledged messages reach the agent before the next prompt.
-    if (where.data && fs.existsSync(path.join(where.data, "mailbox.db"))) await startRootHostIfResumed(pi);
+    if (where.data && fs.existsSync(path.join(where.data, "mailbox.db"))) await startRootHost();
   });
 
   pi.on("session_shutdown", () => {
     if (reg.parent?.claim !== claim) return;
+    // The session that replaces this one (/reload, /new, /resume) takes
+    // over at its session_start; pi 0.73 leaves the old API usable, so
+    // "ending" says it, not staleness alone.
+    reg.parent.ending = true;
     // Subagent extensions load after this one and may close their children
     // in their own shutdown handlers: stop the Host after all of them.
     afterShutdown(pi, async () => {
@@ -45,15 +57,21 @@ export default function diagrelayParent(pi) {
 
   pi.registerCommand("diagrelay", {
     description: "Show diagrelay's child threads and their drop counts",
-    handler: async (_args, ctx) => {
+    handler: async (/** @type {string} */ _args, /** @type {any} */ ctx) => {
       const host = runningHost();
       if (!host || reg.parent?.claim !== claim) {
         ctx.ui.notify("diagrelay: no child opened in this session", "info");
         return;
       }
-      const threads = await (await host).threads();
+      let threads;
+      try {
+        threads = await (await host).threads();
+      } catch (err) {
+        ctx.ui.notify(`diagrelay: the service is gone (${/** @type {Error} */ (err).message})`, "warning");
+        return;
+      }
       const lines = threads.map((t) => {
-        const d = t.dropped ?? {};
+        const d = /** @type {any} */ (t.dropped ?? {});
         return `${t.path}${t.open ? "" : " (closed)"}: ${t.diagnostics} diagnostics; dropped duplicate ${d.duplicate ?? 0}, rate ${d.rate ?? 0}, cap ${d.cap ?? 0}, invalid ${d.invalid ?? 0}`;
       });
       ctx.ui.notify(lines.length ? `diagrelay threads:\n${lines.join("\n")}` : "diagrelay: no threads", "info");

@@ -78,7 +78,10 @@ export async function boundPeerTypes(host: Host): Promise<void> {
 
 // The lifecycle of SPEC §11.3 and diagrelay/pi, as the declarations give them.
 import { bridgeChildBus as bridge2, findBinary, CLOSE_TIMEOUT, type EventBus as Bus2 } from "diagrelay";
-import { hostFor, CHILD_EXTENSION, type PiChild } from "diagrelay/pi";
+import {
+  hostFor, CHILD_EXTENSION, INPROC_EXTENSION, HOST_PROBE_TOPIC, MESSAGE_TYPE, VERSION,
+  type PiChild, type PiHost, type HostProbeRequest, type RunResult, type PiThreadStatus,
+} from "diagrelay/pi";
 
 export async function lifecycle(events: Bus2): Promise<void> {
   const maybe = await bridge2(events, { optional: true });
@@ -94,7 +97,21 @@ export async function lifecycle(events: Bus2): Promise<void> {
   const args: string[] = child.args;
   const env: string = child.env.DIAGRELAY_TOKEN;
   const attached = await child.attach(events);
+  // @ts-expect-error: attach resolves to null once the service is gone
   await attached.close();
+  await attached?.close();
+  const st: PiThreadStatus = await child.status();
+  const stale: boolean = st.stale === true;
   await child.close();
-  void [unanswered, bin, args, env, CHILD_EXTENSION];
+  const host: PiHost = hostFor();
+  const r: RunResult = await host.run("/root/y", ["-p", "task"], { cwd: "/tmp", env: { A: "1" }, signal: new AbortController().signal, onLine: (l: string) => void l });
+  const code: number | null = r.code;
+  const out: string = r.stdout + r.stderr;
+  const last: PiThreadStatus | null = r.status;
+  const probe: HostProbeRequest = { respond: (h) => void h.run };
+  events.emit(HOST_PROBE_TOPIC, probe);
+  const v: string = host.version + VERSION;
+  const one: 1 = host.protocol;
+  const t: "diagrelay" = MESSAGE_TYPE;
+  void [unanswered, bin, args, env, CHILD_EXTENSION, INPROC_EXTENSION, stale, code, out, last, v, one, t];
 }

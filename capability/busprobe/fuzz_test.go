@@ -1,4 +1,4 @@
-package capability
+package busprobe
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/diagrelay/diagrelay/bus"
+	"github.com/diagrelay/diagrelay/capability"
 )
 
 // FuzzProbe builds up to eight replies of assorted shapes from the fuzz
@@ -27,11 +28,11 @@ func FuzzProbe(f *testing.F) {
 			shapes = shapes[:8]
 		}
 		replies := make([]any, len(shapes))
-		wantCap, wantHosted := Capability{}, false
+		wantCap, wantHosted := capability.Capability{}, false
 		for i, s := range shapes {
 			replies[i] = buildReply(s, version, alt, proto)
 			c, ok := ref(s, version, alt, proto, min)
-			if got, gotOK := Compatible(replies[i], min); gotOK != ok || got != c {
+			if got, gotOK := capability.Compatible(replies[i], min); gotOK != ok || got != c {
 				t.Fatalf("Compatible(%#v, %q) = %v, %v; reference says %v, %v", replies[i], min, got, gotOK, c, ok)
 			}
 			if ok && !wantHosted {
@@ -42,20 +43,20 @@ func FuzzProbe(f *testing.F) {
 		b := bus.New()
 		b.SetPanicHook(func(topic string, v any) { t.Fatalf("panic on %q: %v", topic, v) })
 		emitted := false
-		b.On(DiagnosticProbeTopic, func(p any) {
+		b.On(capability.DiagnosticProbeTopic, func(p any) {
 			emitted = true
 			for _, r := range replies {
-				p.(ProbeRequest).Respond(r)
+				p.(capability.ProbeRequest).Respond(r)
 			}
 		})
-		c, hosted := Probe(b, DiagnosticProbeTopic, min)
+		c, hosted := Probe(b, capability.DiagnosticProbeTopic, min)
 		if hosted != wantHosted || c != wantCap {
 			t.Fatalf("Probe(min %q) with %#v = %v, %v; reference says %v, %v", min, replies, c, hosted, wantCap, wantHosted)
 		}
 		if refMinValid := min == "" || refValid(min); emitted != refMinValid {
 			t.Fatalf("min %q: emitted = %v, reference validity %v", min, emitted, refMinValid)
 		}
-		if err := CheckVersion(version); (err == nil) != refValid(version) {
+		if err := capability.CheckVersion(version); (err == nil) != refValid(version) {
 			t.Fatalf("CheckVersion(%q) = %v, reference validity %v", version, err, refValid(version))
 		}
 	})
@@ -73,11 +74,11 @@ func buildReply(s byte, version, alt string, proto float64) any {
 	case 0:
 		return nil
 	case 1:
-		return Capability{Version: v, Protocol: p}
+		return capability.Capability{Version: v, Protocol: p}
 	case 2:
-		return &Capability{Version: v, Protocol: p}
+		return &capability.Capability{Version: v, Protocol: p}
 	case 3:
-		return (*Capability)(nil)
+		return (*capability.Capability)(nil)
 	case 4:
 		return map[string]any{"version": v, "protocol": proto}
 	case 5:
@@ -99,14 +100,14 @@ func buildReply(s byte, version, alt string, proto float64) any {
 	case 13:
 		return map[string]any{"version": v, "protocol": strconv.Itoa(p)}
 	case 14:
-		return ProbeRequest{}
+		return capability.ProbeRequest{}
 	default:
 		return float64(p) // a bare number
 	}
 }
 
 // ref is the reference decision for buildReply(s, ...) against min.
-func ref(s byte, version, alt string, proto float64, min string) (Capability, bool) {
+func ref(s byte, version, alt string, proto float64, min string) (capability.Capability, bool) {
 	v := version
 	if s&0x10 != 0 {
 		v = alt
@@ -123,15 +124,15 @@ func ref(s byte, version, alt string, proto float64, min string) (Capability, bo
 	case 11:
 		protoOK = float32(proto) == 1
 	default: // no reply, wrong type, missing or non-numeric fields
-		return Capability{}, false
+		return capability.Capability{}, false
 	}
 	if !protoOK || !refValid(v) {
-		return Capability{}, false
+		return capability.Capability{}, false
 	}
 	if min != "" && (!refValid(min) || refCompare(v, min) < 0) {
-		return Capability{}, false
+		return capability.Capability{}, false
 	}
-	return Capability{Version: v, Protocol: 1}, true
+	return capability.Capability{Version: v, Protocol: 1}, true
 }
 
 // The grammar from semver.org.

@@ -1,9 +1,10 @@
-package capability
+package busprobe
 
 import (
 	"testing"
 
 	"github.com/diagrelay/diagrelay/bus"
+	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
 )
 
@@ -12,10 +13,10 @@ import (
 func BenchmarkProbe(b *testing.B) {
 	b.Run("hosted", func(b *testing.B) {
 		bb := bus.New()
-		Answer(bb, DiagnosticProbeTopic)
+		Answer(bb, capability.DiagnosticProbeTopic)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, ok := Probe(bb, DiagnosticProbeTopic, DiagnosticSince); !ok {
+			if _, ok := Probe(bb, capability.DiagnosticProbeTopic, capability.DiagnosticSince); !ok {
 				b.Fatal("not hosted")
 			}
 		}
@@ -24,7 +25,7 @@ func BenchmarkProbe(b *testing.B) {
 		bb := bus.New()
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, ok := Probe(bb, DiagnosticProbeTopic, DiagnosticSince); ok {
+			if _, ok := Probe(bb, capability.DiagnosticProbeTopic, capability.DiagnosticSince); ok {
 				b.Fatal("hosted")
 			}
 		}
@@ -34,7 +35,7 @@ func BenchmarkProbe(b *testing.B) {
 // BenchmarkReport is Report to a host with one diagnostic listener.
 func BenchmarkReport(b *testing.B) {
 	bb := bus.New()
-	Answer(bb, DiagnosticProbeTopic)
+	Answer(bb, capability.DiagnosticProbeTopic)
 	bb.On(diag.Topic, func(any) {})
 	b.ReportAllocs()
 	for b.Loop() {

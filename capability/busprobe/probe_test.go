@@ -1,4 +1,4 @@
-package capability
+package busprobe
 
 import (
 	"encoding/json"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/bus"
+	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
-
 	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
@@ -30,7 +30,7 @@ func newBus(t *testing.T) *bus.Bus {
 // replier answers every probe on topic with the given replies, in order.
 func replier(b *bus.Bus, topic string, replies ...any) (off func()) {
 	return b.On(topic, func(p any) {
-		if r, ok := p.(ProbeRequest); ok {
+		if r, ok := p.(capability.ProbeRequest); ok {
 			for _, reply := range replies {
 				r.Respond(reply)
 			}
@@ -39,74 +39,74 @@ func replier(b *bus.Bus, topic string, replies ...any) (off func()) {
 }
 
 func TestDefinitions(t *testing.T) {
-	if Protocol != 1 {
-		t.Errorf("Protocol = %d", Protocol)
+	if capability.Protocol != 1 {
+		t.Errorf("Protocol = %d", capability.Protocol)
 	}
-	for _, v := range []string{Version, DiagnosticSince} {
-		if err := CheckVersion(v); err != nil || strings.HasPrefix(v, "v") {
+	for _, v := range []string{capability.Version, capability.DiagnosticSince} {
+		if err := capability.CheckVersion(v); err != nil || strings.HasPrefix(v, "v") {
 			t.Errorf("%q: %v (want a valid version without v)", v, err)
 		}
 	}
-	if _, ok := Compatible(Current(), DiagnosticSince); !ok {
-		t.Errorf("this package's own reply %v is older than DiagnosticSince %s", Current(), DiagnosticSince)
+	if _, ok := capability.Compatible(capability.Current(), capability.DiagnosticSince); !ok {
+		t.Errorf("this package's own reply %v is older than DiagnosticSince %s", capability.Current(), capability.DiagnosticSince)
 	}
-	if DiagnosticProbeTopic != "pi-subagent-manager:diagnostic:probe" ||
-		CapabilitiesProbeTopic != "pi-subagent-manager:capabilities:probe" {
+	if capability.DiagnosticProbeTopic != "pi-subagent-manager:diagnostic:probe" ||
+		capability.CapabilitiesProbeTopic != "pi-subagent-manager:capabilities:probe" {
 		t.Error("topic names differ from the original's")
 	}
 }
 
 func TestProbeWithoutHost(t *testing.T) {
 	b := newBus(t)
-	if c, ok := Probe(b, DiagnosticProbeTopic, ""); ok || c != (Capability{}) {
+	if c, ok := Probe(b, capability.DiagnosticProbeTopic, ""); ok || c != (capability.Capability{}) {
 		t.Errorf("empty bus: %v, %v", c, ok)
 	}
 	// A host on the other topic does not answer this one.
-	Answer(b, CapabilitiesProbeTopic)
-	if _, ok := Probe(b, DiagnosticProbeTopic, ""); ok {
+	Answer(b, capability.CapabilitiesProbeTopic)
+	if _, ok := Probe(b, capability.DiagnosticProbeTopic, ""); ok {
 		t.Error("the capabilities host answered the diagnostic probe")
 	}
-	if _, ok := Probe(nil, DiagnosticProbeTopic, ""); ok {
+	if _, ok := Probe(nil, capability.DiagnosticProbeTopic, ""); ok {
 		t.Error("nil bus is hosted")
 	}
 	if ok := Report(nil, diag.Info, "m", ""); ok {
 		t.Error("Report on a nil bus is hosted")
 	}
-	Answer(nil, DiagnosticProbeTopic)() // nil bus: nothing, no panic
+	Answer(nil, capability.DiagnosticProbeTopic)() // nil bus: nothing, no panic
 }
 
 func TestProbeAgainstAnswer(t *testing.T) {
 	b := newBus(t)
-	off := Answer(b, DiagnosticProbeTopic)
+	off := Answer(b, capability.DiagnosticProbeTopic)
 	for min, want := range map[string]bool{
 		"": true, "1.1.0": true, "v1.1.0": true, "1.0.0": true, "0.0.1": true,
 		"1.1.0-rc.1": true, "1.1.0+build.7": true, "v1.1.0-0": true,
 		"1.1.1": false, "1.2.0": false, "2.0.0": false, "v2.0.0-alpha": false,
 	} {
-		c, ok := Probe(b, DiagnosticProbeTopic, min)
+		c, ok := Probe(b, capability.DiagnosticProbeTopic, min)
 		if ok != want {
 			t.Errorf("min %q: hosted = %v, want %v", min, ok, want)
 		}
-		if ok && c != Current() {
-			t.Errorf("min %q: got %v, want %v", min, c, Current())
+		if ok && c != capability.Current() {
+			t.Errorf("min %q: got %v, want %v", min, c, capability.Current())
 		}
 	}
 	off()
-	if _, ok := Probe(b, DiagnosticProbeTopic, ""); ok {
+	if _, ok := Probe(b, capability.DiagnosticProbeTopic, ""); ok {
 		t.Error("hosted after the host's off")
 	}
 }
 
 func TestInvalidMinimumFailsClosedWithoutEmitting(t *testing.T) {
 	b := newBus(t)
-	Answer(b, DiagnosticProbeTopic)
+	Answer(b, capability.DiagnosticProbeTopic)
 	probes := 0
-	b.On(DiagnosticProbeTopic, func(any) { probes++ })
+	b.On(capability.DiagnosticProbeTopic, func(any) { probes++ })
 	for _, min := range []string{"1", "1.1", "v1.1", "x", "v", "V1.1.0", "=1.1.0", " 1.1.0", "1.1.0 ", "01.1.0", "1.1.0-", "1.1.0+", "vv1.1.0"} {
-		if _, ok := Probe(b, DiagnosticProbeTopic, min); ok {
+		if _, ok := Probe(b, capability.DiagnosticProbeTopic, min); ok {
 			t.Errorf("min %q: hosted", min)
 		}
-		if err := CheckVersion(min); err == nil {
+		if err := capability.CheckVersion(min); err == nil {
 			t.Errorf("CheckVersion(%q) accepted it", min)
 		} else if !strings.Contains(err.Error(), "MAJOR.MINOR.PATCH") {
 			t.Errorf("CheckVersion(%q) = %v, does not say what is expected", min, err)
@@ -124,11 +124,11 @@ func TestReplyShapes(t *testing.T) {
 		return map[string]any{"version": version, "protocol": protocol}
 	}
 	ok := []any{
-		Capability{"1.1.0", 1},
-		Capability{"v1.1.0", 1},
-		Capability{"1.2.3-rc.1+exp.sha.5114f85", 1},
-		Capability{"10.0.0", 1},
-		&Capability{"1.1.0", 1},
+		capability.Capability{Version: "1.1.0", Protocol: 1},
+		capability.Capability{Version: "v1.1.0", Protocol: 1},
+		capability.Capability{Version: "1.2.3-rc.1+exp.sha.5114f85", Protocol: 1},
+		capability.Capability{Version: "10.0.0", Protocol: 1},
+		&capability.Capability{Version: "1.1.0", Protocol: 1},
 		m("1.1.0", float64(1)),
 		m("v3.0.0", 1),
 		m("1.1.0", int64(1)),
@@ -141,24 +141,24 @@ func TestReplyShapes(t *testing.T) {
 	}
 	bad := []any{
 		nil,
-		Capability{},
-		Capability{"1.1.0", 0},
-		Capability{"1.1.0", 2},
-		Capability{"1.1.0", -1},
-		Capability{"", 1},
-		Capability{"1.1", 1},
-		Capability{"1", 1},
-		Capability{"V1.1.0", 1},
-		Capability{"vv1.1.0", 1},
-		Capability{"01.1.0", 1},
-		Capability{"1.01.0", 1},
-		Capability{"1.1.0-01", 1},
-		Capability{"1.1.0 ", 1},
-		Capability{"1.1.0-rc.1", 1}, // below the 1.1.0 minimum
-		Capability{"1.0.9", 1},
-		Capability{"0.9.0", 1},
-		(*Capability)(nil),
-		&Capability{"1.1.0", 2},
+		capability.Capability{},
+		capability.Capability{Version: "1.1.0", Protocol: 0},
+		capability.Capability{Version: "1.1.0", Protocol: 2},
+		capability.Capability{Version: "1.1.0", Protocol: -1},
+		capability.Capability{Version: "", Protocol: 1},
+		capability.Capability{Version: "1.1", Protocol: 1},
+		capability.Capability{Version: "1", Protocol: 1},
+		capability.Capability{Version: "V1.1.0", Protocol: 1},
+		capability.Capability{Version: "vv1.1.0", Protocol: 1},
+		capability.Capability{Version: "01.1.0", Protocol: 1},
+		capability.Capability{Version: "1.01.0", Protocol: 1},
+		capability.Capability{Version: "1.1.0-01", Protocol: 1},
+		capability.Capability{Version: "1.1.0 ", Protocol: 1},
+		capability.Capability{Version: "1.1.0-rc.1", Protocol: 1}, // below the 1.1.0 minimum
+		capability.Capability{Version: "1.0.9", Protocol: 1},
+		capability.Capability{Version: "0.9.0", Protocol: 1},
+		(*capability.Capability)(nil),
+		&capability.Capability{Version: "1.1.0", Protocol: 2},
 		m("1.1.0", float64(1.5)),
 		m("1.1.0", float64(1)+1e-15),
 		m("1.1.0", nan),
@@ -185,49 +185,49 @@ func TestReplyShapes(t *testing.T) {
 		float64(1),
 		other{"1.1.0"},
 		&other{"1.1.0"},
-		ProbeRequest{},
+		capability.ProbeRequest{},
 		json.RawMessage(`{"version":"1.1.0","protocol":1}`),
 		[]any{"1.1.0", 1},
 		func() {},
 		struct{}{},
 	}
 	for _, reply := range ok {
-		if c, hosted := Compatible(reply, DiagnosticSince); !hosted {
+		if c, hosted := capability.Compatible(reply, capability.DiagnosticSince); !hosted {
 			t.Errorf("Compatible(%#v) = false", reply)
-		} else if c.Protocol != Protocol {
+		} else if c.Protocol != capability.Protocol {
 			t.Errorf("Compatible(%#v) = %v", reply, c)
 		}
 		b := newBus(t)
-		replier(b, DiagnosticProbeTopic, reply)
-		if _, hosted := Probe(b, DiagnosticProbeTopic, DiagnosticSince); !hosted {
+		replier(b, capability.DiagnosticProbeTopic, reply)
+		if _, hosted := Probe(b, capability.DiagnosticProbeTopic, capability.DiagnosticSince); !hosted {
 			t.Errorf("Probe with reply %#v: not hosted", reply)
 		}
 	}
 	for _, reply := range bad {
-		if c, hosted := Compatible(reply, DiagnosticSince); hosted || c != (Capability{}) {
+		if c, hosted := capability.Compatible(reply, capability.DiagnosticSince); hosted || c != (capability.Capability{}) {
 			t.Errorf("Compatible(%#v) = %v, %v", reply, c, hosted)
 		}
 	}
 	// None of the bad replies together is enough, and one good one among
 	// them is.
 	b := newBus(t)
-	replier(b, DiagnosticProbeTopic, bad...)
-	if _, hosted := Probe(b, DiagnosticProbeTopic, DiagnosticSince); hosted {
+	replier(b, capability.DiagnosticProbeTopic, bad...)
+	if _, hosted := Probe(b, capability.DiagnosticProbeTopic, capability.DiagnosticSince); hosted {
 		t.Error("hosted with only bad replies")
 	}
-	good := &Capability{"v1.4.0", 1}
-	replier(b, DiagnosticProbeTopic, append(append([]any{}, bad[:9]...), good)...)
-	replier(b, DiagnosticProbeTopic, bad...)
-	if c, hosted := Probe(b, DiagnosticProbeTopic, DiagnosticSince); !hosted || c != *good {
+	good := &capability.Capability{Version: "v1.4.0", Protocol: 1}
+	replier(b, capability.DiagnosticProbeTopic, append(append([]any{}, bad[:9]...), good)...)
+	replier(b, capability.DiagnosticProbeTopic, bad...)
+	if c, hosted := Probe(b, capability.DiagnosticProbeTopic, capability.DiagnosticSince); !hosted || c != *good {
 		t.Errorf("one good reply among bad: %v, %v", c, hosted)
 	}
 }
 
 func TestFirstCompatibleReplyWins(t *testing.T) {
 	b := newBus(t)
-	replier(b, DiagnosticProbeTopic, Capability{"0.1.0", 1}, Capability{"v1.2.0", 1}, Capability{"9.0.0", 1})
-	Answer(b, DiagnosticProbeTopic)
-	if c, ok := Probe(b, DiagnosticProbeTopic, "1.0.0"); !ok || c != (Capability{"v1.2.0", 1}) {
+	replier(b, capability.DiagnosticProbeTopic, capability.Capability{Version: "0.1.0", Protocol: 1}, capability.Capability{Version: "v1.2.0", Protocol: 1}, capability.Capability{Version: "9.0.0", Protocol: 1})
+	Answer(b, capability.DiagnosticProbeTopic)
+	if c, ok := Probe(b, capability.DiagnosticProbeTopic, "1.0.0"); !ok || c != (capability.Capability{Version: "v1.2.0", Protocol: 1}) {
 		t.Errorf("got %v, %v; want the first compatible reply, version as sent", c, ok)
 	}
 }
@@ -236,21 +236,21 @@ func TestLateAndConcurrentRepliesAreSafe(t *testing.T) {
 	b := newBus(t)
 	var kept []func(any)
 	var mu sync.Mutex
-	b.On(DiagnosticProbeTopic, func(p any) {
+	b.On(capability.DiagnosticProbeTopic, func(p any) {
 		mu.Lock()
-		kept = append(kept, p.(ProbeRequest).Respond)
+		kept = append(kept, p.(capability.ProbeRequest).Respond)
 		mu.Unlock()
 	})
 	// A first probe that nobody answers in time.
-	if _, ok := Probe(b, DiagnosticProbeTopic, ""); ok {
+	if _, ok := Probe(b, capability.DiagnosticProbeTopic, ""); ok {
 		t.Fatal("hosted without a reply")
 	}
 	// Replies during a second probe, from other goroutines, while the
 	// first probe's respond is also called late from more goroutines.
 	release := make(chan struct{})
 	var wg sync.WaitGroup
-	b.On(DiagnosticProbeTopic, func(p any) {
-		respond := p.(ProbeRequest).Respond
+	b.On(capability.DiagnosticProbeTopic, func(p any) {
+		respond := p.(capability.ProbeRequest).Respond
 		mu.Lock()
 		first := kept[0]
 		mu.Unlock()
@@ -259,17 +259,17 @@ func TestLateAndConcurrentRepliesAreSafe(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				if i%2 == 0 {
-					respond(Capability{"1.1.0", 1})
+					respond(capability.Capability{Version: "1.1.0", Protocol: 1})
 				} else {
 					respond(nil)
 				}
-				first(Capability{"1.1.0", 1})
+				first(capability.Capability{Version: "1.1.0", Protocol: 1})
 			}()
 		}
 		wg.Wait() // all replied before Emit returns
 	})
 	within(t, 5*time.Second, func() {
-		if c, ok := Probe(b, DiagnosticProbeTopic, "1.0.0"); !ok || c != (Capability{"1.1.0", 1}) {
+		if c, ok := Probe(b, capability.DiagnosticProbeTopic, "1.0.0"); !ok || c != (capability.Capability{Version: "1.1.0", Protocol: 1}) {
 			t.Errorf("concurrent replies during the probe: %v, %v", c, ok)
 		}
 	})
@@ -283,7 +283,7 @@ func TestLateAndConcurrentRepliesAreSafe(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-release
-				respond(Capability{"1.1.0", 1})
+				respond(capability.Capability{Version: "1.1.0", Protocol: 1})
 				respond(map[string]any{"version": "2.0.0", "protocol": 1.0})
 			}()
 		}
@@ -295,37 +295,37 @@ func TestLateAndConcurrentRepliesAreSafe(t *testing.T) {
 func TestLateReplyDoesNotChangeAResult(t *testing.T) {
 	b := newBus(t)
 	var respond func(any)
-	b.On(DiagnosticProbeTopic, func(p any) { respond = p.(ProbeRequest).Respond })
-	c, ok := Probe(b, DiagnosticProbeTopic, "")
-	respond(Capability{"1.1.0", 1})
-	if ok || c != (Capability{}) {
+	b.On(capability.DiagnosticProbeTopic, func(p any) { respond = p.(capability.ProbeRequest).Respond })
+	c, ok := Probe(b, capability.DiagnosticProbeTopic, "")
+	respond(capability.Capability{Version: "1.1.0", Protocol: 1})
+	if ok || c != (capability.Capability{}) {
 		t.Fatalf("got %v, %v", c, ok)
 	}
 	// The late call must not leak into a later probe either.
 	b.Close()
-	if _, ok := Probe(b, DiagnosticProbeTopic, ""); ok {
+	if _, ok := Probe(b, capability.DiagnosticProbeTopic, ""); ok {
 		t.Fatal("a late reply answered a later probe")
 	}
 }
 
 func TestAnswerTakesAnyPayload(t *testing.T) {
 	b := newBus(t)
-	Answer(b, DiagnosticProbeTopic)
+	Answer(b, capability.DiagnosticProbeTopic)
 	var got []any
 	rec := func(r any) { got = append(got, r) }
 	for _, p := range []any{
-		nil, "probe", 1, ProbeRequest{}, (*ProbeRequest)(nil), &ProbeRequest{},
+		nil, "probe", 1, capability.ProbeRequest{}, (*capability.ProbeRequest)(nil), &capability.ProbeRequest{},
 		map[string]any{"respond": rec}, rec, struct{ Respond func(any) }{rec},
 	} {
-		b.Emit(DiagnosticProbeTopic, p) // the panic hook fails the test
+		b.Emit(capability.DiagnosticProbeTopic, p) // the panic hook fails the test
 	}
 	if len(got) != 0 {
 		t.Fatalf("answered %d probes of the wrong shape", len(got))
 	}
-	b.Emit(DiagnosticProbeTopic, ProbeRequest{Respond: rec})
-	b.Emit(DiagnosticProbeTopic, &ProbeRequest{Respond: rec})
-	if len(got) != 2 || got[0] != any(Current()) || got[1] != any(Current()) {
-		t.Fatalf("answers %#v, want two %#v", got, Current())
+	b.Emit(capability.DiagnosticProbeTopic, capability.ProbeRequest{Respond: rec})
+	b.Emit(capability.DiagnosticProbeTopic, &capability.ProbeRequest{Respond: rec})
+	if len(got) != 2 || got[0] != any(capability.Current()) || got[1] != any(capability.Current()) {
+		t.Fatalf("answers %#v, want two %#v", got, capability.Current())
 	}
 }
 
@@ -333,7 +333,7 @@ func TestAnswerTakesAnyPayload(t *testing.T) {
 // or a handler; nothing deadlocks and every call completes.
 func TestReentrancyThroughRespond(t *testing.T) {
 	b := newBus(t)
-	offHost := Answer(b, DiagnosticProbeTopic)
+	offHost := Answer(b, capability.DiagnosticProbeTopic)
 	var log []string
 	b.On(diag.Topic, func(p any) {
 		r := p.(diag.Report)
@@ -344,20 +344,20 @@ func TestReentrancyThroughRespond(t *testing.T) {
 		}
 	})
 	within(t, 5*time.Second, func() {
-		b.Emit(DiagnosticProbeTopic, ProbeRequest{Respond: func(reply any) {
-			log = append(log, "reply "+reply.(Capability).Version)
+		b.Emit(capability.DiagnosticProbeTopic, capability.ProbeRequest{Respond: func(reply any) {
+			log = append(log, "reply "+reply.(capability.Capability).Version)
 			b.Emit("other", nil)
 			off := b.On("other", func(any) { log = append(log, "other") })
 			b.Emit("other", nil)
 			off()
-			if _, ok := Probe(b, DiagnosticProbeTopic, ""); ok {
+			if _, ok := Probe(b, capability.DiagnosticProbeTopic, ""); ok {
 				log = append(log, "nested probe hosted")
 			}
 			Report(b, diag.Warning, "outer", "respond")
 			offHost() // the host goes away from inside its own answer
 		}})
 	})
-	want := []string{"reply " + Version, "other", "nested probe hosted", "report outer", "report inner"}
+	want := []string{"reply " + capability.Version, "other", "nested probe hosted", "report outer", "report inner"}
 	if strings.Join(log, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q\nwant %q", log, want)
 	}
@@ -374,12 +374,12 @@ func TestReport(t *testing.T) {
 	if Report(b, diag.Error, "m", "s") {
 		t.Error("no host, but Report says hosted")
 	}
-	off := replier(b, DiagnosticProbeTopic, Capability{"1.0.9", 1}) // too old
+	off := replier(b, capability.DiagnosticProbeTopic, capability.Capability{Version: "1.0.9", Protocol: 1}) // too old
 	if Report(b, diag.Error, "m", "s") {
 		t.Error("hosted by a host older than DiagnosticSince")
 	}
 	off()
-	replier(b, DiagnosticProbeTopic, map[string]any{"version": "1.1.0", "protocol": 1.0})
+	replier(b, capability.DiagnosticProbeTopic, map[string]any{"version": "1.1.0", "protocol": 1.0})
 	if !Report(b, diag.Error, "disk full", "backup") {
 		t.Error("not hosted by a compatible host")
 	}
@@ -392,12 +392,12 @@ func TestReport(t *testing.T) {
 // The answer is boxed once; a receiver cannot alter it for others.
 func TestSharedAnswerIsImmutable(t *testing.T) {
 	b := newBus(t)
-	Answer(b, DiagnosticProbeTopic)
+	Answer(b, capability.DiagnosticProbeTopic)
 	var first any
-	b.Emit(DiagnosticProbeTopic, ProbeRequest{Respond: func(r any) { first = r }})
-	c := first.(Capability)
+	b.Emit(capability.DiagnosticProbeTopic, capability.ProbeRequest{Respond: func(r any) { first = r }})
+	c := first.(capability.Capability)
 	c.Version = "9.9.9"
-	if got, _ := Probe(b, DiagnosticProbeTopic, ""); got != Current() {
+	if got, _ := Probe(b, capability.DiagnosticProbeTopic, ""); got != capability.Current() {
 		t.Fatalf("a receiver changed the shared answer: %v", got)
 	}
 }
@@ -406,14 +406,14 @@ func TestSharedAnswerIsImmutable(t *testing.T) {
 func TestProbeEmitsOneRequestValue(t *testing.T) {
 	b := newBus(t)
 	var n atomic.Int32
-	b.On(CapabilitiesProbeTopic, func(p any) {
-		if _, ok := p.(ProbeRequest); !ok {
+	b.On(capability.CapabilitiesProbeTopic, func(p any) {
+		if _, ok := p.(capability.ProbeRequest); !ok {
 			t.Errorf("probe payload is %T, want ProbeRequest", p)
 		}
 		n.Add(1)
 	})
-	Probe(b, CapabilitiesProbeTopic, "")
-	Probe(b, CapabilitiesProbeTopic, "1.0.0")
+	Probe(b, capability.CapabilitiesProbeTopic, "")
+	Probe(b, capability.CapabilitiesProbeTopic, "1.0.0")
 	if n.Load() != 2 {
 		t.Fatalf("%d requests for 2 probes", n.Load())
 	}

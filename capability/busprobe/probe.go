@@ -1,9 +1,10 @@
-package capability
+package busprobe
 
 import (
 	"sync"
 
 	"github.com/diagrelay/diagrelay/bus"
+	"github.com/diagrelay/diagrelay/capability"
 )
 
 // Probe emits a ProbeRequest on topic and reports whether a host answered
@@ -11,12 +12,12 @@ import (
 // first compatible reply. Replies are collected only while Probe runs: a
 // host must answer synchronously. A nil bus, no answer, only incompatible
 // answers or an invalid minVersion mean not hosted, with a zero Capability.
-func Probe(b *bus.Bus, topic, minVersion string) (Capability, bool) {
-	if b == nil || (minVersion != "" && !fullVersion(minVersion)) {
-		return Capability{}, false
+func Probe(b *bus.Bus, topic, minVersion string) (capability.Capability, bool) {
+	if b == nil || (minVersion != "" && capability.CheckVersion(minVersion) != nil) {
+		return capability.Capability{}, false
 	}
 	p := &probe{min: minVersion}
-	b.Emit(topic, ProbeRequest{Respond: p.respond})
+	b.Emit(topic, capability.ProbeRequest{Respond: p.respond})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
@@ -30,12 +31,12 @@ type probe struct {
 	mu     sync.Mutex
 	closed bool // Probe has returned: ignore replies
 	hosted bool
-	found  Capability
+	found  capability.Capability
 }
 
 func (p *probe) respond(reply any) {
 	// Judge the reply before locking: nothing of the caller's runs under mu.
-	c, ok := compatible(reply, p.min)
+	c, ok := capability.Compatible(reply, p.min)
 	if !ok {
 		return
 	}
@@ -48,7 +49,7 @@ func (p *probe) respond(reply any) {
 
 // reply is Current boxed once, so that answering does not allocate. Receivers
 // get a Capability value: a copy, whatever they do with it.
-var reply any = Current()
+var reply any = capability.Current()
 
 // Answer makes b answer probes on topic with Capability{Version, Protocol},
 // synchronously, until the returned off is called (or b is closed). Payloads other than a
@@ -63,11 +64,11 @@ func Answer(b *bus.Bus, topic string) (off func()) {
 
 func answer(payload any) {
 	switch r := payload.(type) {
-	case ProbeRequest:
+	case capability.ProbeRequest:
 		if r.Respond != nil {
 			r.Respond(reply)
 		}
-	case *ProbeRequest:
+	case *capability.ProbeRequest:
 		if r != nil && r.Respond != nil {
 			r.Respond(reply)
 		}

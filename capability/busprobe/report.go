@@ -1,7 +1,8 @@
-package capability
+package busprobe
 
 import (
 	"github.com/diagrelay/diagrelay/bus"
+	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
 )
 
@@ -13,7 +14,7 @@ import (
 // session, an old host, a nil bus) Report emits nothing and returns false:
 // the caller keeps its normal top-level reporting.
 func Report(b *bus.Bus, level diag.Level, message, source string) (hosted bool) {
-	if _, ok := Probe(b, DiagnosticProbeTopic, DiagnosticSince); !ok {
+	if _, ok := Probe(b, capability.DiagnosticProbeTopic, capability.DiagnosticSince); !ok {
 		return false
 	}
 	b.Emit(diag.Topic, diag.Report{Level: level, Message: message, Source: source})
