@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/diagrelay/diagrelay/internal/frame"
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/threadpath"
 )
 
@@ -180,7 +180,7 @@ func (m *Model) detail(w, h int) []string {
 	}
 	d := t.Dropped
 	body := [][]span{
-		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, relay.MaxStatusDiagnostics), faint}},
+		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, wire.StatusDiagnostics), faint}},
 		{{"dropped: ", faint}, {fmt.Sprintf("duplicate %d · rate %d · cap %d · invalid %d", d.Duplicate, d.Rate, d.Cap, d.Invalid), plain},
 			{" · redacted: ", faint}, {fmt.Sprintf("%d", t.Redacted.Total()), plain}},
 		{{"levels: ", faint}, {filters[m.filter].name, bold}, {" (l to change) · newest first", faint}},
