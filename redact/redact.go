@@ -35,7 +35,7 @@ func Text(text string) (string, diag.Redacted) {
 func Clear(text []byte) bool {
 	var rs textRuns
 	c := candidatesRuns(book(), text, &rs)
-	return c.empty() && !mayDecode(text, rs.longest)
+	return c.empty() && !mayDecode(text, rs.longest) && (rs.ascii || !mayFold(text))
 }
 
 // redact replaces matches until none is left: a match dropped for
@@ -74,7 +74,8 @@ func (b *ruleBook) pass(text string) (string, diag.Redacted) {
 }
 
 // findHits returns every match in text (overlaps not yet resolved), and,
-// to depth, every encoded span whose decoded text holds one (decode.go).
+// to depth, every encoded span whose decoded text holds one (decode.go),
+// and the matches of its folded view (fold.go).
 func (b *ruleBook) findHits(text string, depth int) []hit {
 	// The regexes read the text as it is (upstream's matches), then, if it
 	// has trailing punctuation, with that read as spaces (see the package
@@ -85,6 +86,9 @@ func (b *ruleBook) findHits(text string, depth int) []hit {
 	var hits []hit
 	if depth > 0 {
 		hits = b.decodedHits(text, rs.longest, depth)
+	}
+	if !rs.ascii {
+		hits = append(hits, b.foldedHits(text, depth)...)
 	}
 	if cands.empty() {
 		return hits
