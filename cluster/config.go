@@ -126,31 +126,35 @@ func (l *link) open(ctx context.Context, c *Config, create bool) error {
 	}
 	l.js = js
 	if create {
-		l.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:       StreamName,
-			Subjects:   []string{ReportSubject + ".*", CountsSubject + ".*"},
-			Storage:    jetstream.FileStorage,
-			Retention:  jetstream.WorkQueuePolicy,
-			Discard:    jetstream.DiscardNew,
-			MaxBytes:   DefaultStreamBytes,
-			MaxMsgSize: maxMessageBytes,
-			Duplicates: DefaultDuplicates,
-			Replicas:   max(c.Replicas, 1),
+		l.stream, err = settle(ctx, func(ctx context.Context) (jetstream.Stream, error) {
+			return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+				Name:       StreamName,
+				Subjects:   []string{ReportSubject + ".*", CountsSubject + ".*"},
+				Storage:    jetstream.FileStorage,
+				Retention:  jetstream.WorkQueuePolicy,
+				Discard:    jetstream.DiscardNew,
+				MaxBytes:   DefaultStreamBytes,
+				MaxMsgSize: maxMessageBytes,
+				Duplicates: DefaultDuplicates,
+				Replicas:   max(c.Replicas, 1),
+			})
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: stream %s: %w", StreamName, err)
 		}
-		l.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: BucketName, History: 1, Storage: jetstream.FileStorage, Replicas: max(c.Replicas, 1),
+		l.kv, err = settle(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+			return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket: BucketName, History: 1, Storage: jetstream.FileStorage, Replicas: max(c.Replicas, 1),
+			})
 		})
 		if err != nil {
 			return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
 		}
 	} else {
-		if l.stream, err = js.Stream(ctx, StreamName); err != nil {
+		if l.stream, err = settle(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.Stream(ctx, StreamName) }); err != nil {
 			return fmt.Errorf("cluster: stream %s (start the home, serve --cluster, first): %w", StreamName, err)
 		}
-		if l.kv, err = js.KeyValue(ctx, BucketName); err != nil {
+		if l.kv, err = settle(ctx, func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, BucketName) }); err != nil {
 			return fmt.Errorf("cluster: bucket %s (start the home, serve --cluster, first): %w", BucketName, err)
 		}
 	}
@@ -161,15 +165,15 @@ func (l *link) open(ctx context.Context, c *Config, create bool) error {
 // default persist mode, where an acknowledgement could come before the
 // write (SPEC §13).
 func (l *link) checkStorage(ctx context.Context, c *Config) error {
-	si, err := l.stream.Info(ctx)
+	si, err := settle(ctx, func(ctx context.Context) (*jetstream.StreamInfo, error) { return l.stream.Info(ctx) })
 	if err != nil {
 		return fmt.Errorf("cluster: stream %s: %w", StreamName, err)
 	}
-	ks, err := l.js.Stream(ctx, "KV_"+BucketName)
+	ks, err := settle(ctx, func(ctx context.Context) (jetstream.Stream, error) { return l.js.Stream(ctx, "KV_"+BucketName) })
 	if err != nil {
 		return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
 	}
-	ki, err := ks.Info(ctx)
+	ki, err := settle(ctx, func(ctx context.Context) (*jetstream.StreamInfo, error) { return ks.Info(ctx) })
 	if err != nil {
 		return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // inFlight is how many of the stream's messages the home delivers at once
@@ -116,7 +117,7 @@ func (h *Home) handle(m *relay.Manager, msg jetstream.Msg) {
 		Level: rep.Level, Source: rep.Source, Message: rep.Message, At: rep.At,
 	})
 	switch {
-	case errors.Is(err, diag.ErrInvalid), errors.Is(err, relay.ErrPath):
+	case errors.Is(err, diag.ErrInvalid), errors.Is(err, threadpath.ErrInvalid):
 		h.refuseThread(msg, "report", e.Path, err)
 		return
 	case err != nil:

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // entry is the value of a token's key in the bucket (docs/cluster.md):
@@ -63,14 +63,14 @@ func decodeEntry(b []byte) (entry, error) {
 	if e.V != entryVersion {
 		return e, fmt.Errorf("cluster: entry version %d, this diagrelay reads %d", e.V, entryVersion)
 	}
-	if err := relay.ValidatePath(e.Path); err != nil {
+	if err := threadpath.Validate(e.Path); err != nil {
 		return e, fmt.Errorf("cluster: entry: %w", err)
 	}
-	if e.Parent != relay.LexicalParent(e.Path) {
+	if e.Parent != threadpath.LexicalParent(e.Path) {
 		return e, fmt.Errorf("cluster: entry: parent %q is not the lexical parent of %s", e.Parent, e.Path)
 	}
 	if e.Parent == "" {
-		if err := relay.ValidatePath(e.Owner); err != nil {
+		if err := threadpath.Validate(e.Owner); err != nil {
 			return e, fmt.Errorf("cluster: entry: owner: %w", err)
 		}
 	} else if e.Owner != "" {

@@ -75,12 +75,14 @@ func NewHome(ctx context.Context, c Config) (*Home, error) {
 	if err != nil {
 		return nil, err
 	}
-	cons, err := l.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       ConsumerName,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       DefaultAckWait,
-		MaxAckPending: DefaultMaxAckPending,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+	cons, err := settle(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+		return l.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:       ConsumerName,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       DefaultAckWait,
+			MaxAckPending: DefaultMaxAckPending,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
 	})
 	if err != nil {
 		l.close()

@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/diagrelay/diagrelay/diag"
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // reportMsg is the body of a message on ReportSubject.<edge>: one report an
@@ -71,7 +71,7 @@ func decodeMsg[M interface{ head() (int, string, string) }](b []byte, what strin
 	if err := decodeHash(token, &h); err != nil {
 		return h, err
 	}
-	if err := relay.ValidatePath(path); err != nil {
+	if err := threadpath.Validate(path); err != nil {
 		return h, fmt.Errorf("cluster: %s: %w", what, err)
 	}
 	return h, nil

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // FuzzDecode holds the home's and the edges' decoders of what comes from
@@ -18,7 +18,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"v":1,"path":"/k","path":"/x"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if m, _, err := decodeReport(b); err == nil {
-			if relay.ValidatePath(m.Path) != nil {
+			if threadpath.Validate(m.Path) != nil {
 				t.Fatalf("accepted a report for %q", m.Path)
 			}
 			again, _, err := decodeReport(encodeMsg(m))
@@ -41,7 +41,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		if e, err := decodeEntry(b); err == nil {
-			if relay.ValidatePath(e.Path) != nil || e.Parent != relay.LexicalParent(e.Path) {
+			if threadpath.Validate(e.Path) != nil || e.Parent != threadpath.LexicalParent(e.Path) {
 				t.Fatalf("accepted an entry for %q under %q", e.Path, e.Parent)
 			}
 			again, err := decodeEntry(e.encode())

@@ -22,6 +22,7 @@ import (
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // bareHome is a Home whose messages the test hands to handle one at a
@@ -58,7 +59,7 @@ func startBareHome(t *testing.T, ns *natstest.Server) *bareHome {
 func (b *bareHome) open(t *testing.T, path string) string {
 	t.Helper()
 	tok := service.NewToken()
-	if err := b.h.Opened(tok, service.DirectoryEntry{Path: path, Parent: relay.LexicalParent(path), Generation: 1}); err != nil {
+	if err := b.h.Opened(tok, service.DirectoryEntry{Path: path, Parent: threadpath.LexicalParent(path), Generation: 1}); err != nil {
 		t.Fatal(err)
 	}
 	return tok

@@ -17,7 +17,7 @@ import (
 func watchBucket(ctx context.Context, kv jetstream.KeyValue, log *slog.Logger, ready chan<- error, seen func(hash [32]byte, rev uint64, e entry, ok bool)) {
 	first := true
 	for ctx.Err() == nil {
-		w, err := kv.WatchAll(ctx)
+		w, err := settle(ctx, func(ctx context.Context) (jetstream.KeyWatcher, error) { return kv.WatchAll(ctx) })
 		if err != nil {
 			if first {
 				ready <- err

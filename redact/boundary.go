@@ -16,23 +16,36 @@ import "strings"
 // is followed by a quote, whitespace, ';', a literal \n or \r, or the end.
 const upstreamEnd = "(?:[\\x60'\"\\s;]|\\\\[nr]|$)"
 
-// widerEnd is what the book reads instead: also | : & , and brackets.
+// widerEnd is what the book reads instead for a rule whose secret starts
+// with a fixed prefix: also | : & , and brackets.
 const widerEnd = "(?:[\\x60'\"\\s;|:&,()\\[\\]{}<>]|\\\\[nr]|$)"
+
+// narrowEnd is what it reads for the others (generic-api-key, the
+// "<service> … key = …" rules, vault's s.): only | : & more. In code ,
+// ( ) and brackets follow names at every line ("PrivateKey: testKey,"),
+// and those rules take a name for a token; | : & directly after a name
+// are rare there, and in a diagnostic end a pasted token.
+const narrowEnd = "(?:[\\x60'\"\\s;|:&]|\\\\[nr]|$)"
 
 // prefixAfterWord lists rules whose fixed prefix is shorter than three
 // characters and still reads after a word character: the JWT's "ey" is
 // followed by 17 letters or digits, ".ey" and 17 more.
 var prefixAfterWord = map[string]bool{"jwt": true}
 
+// keepBoundary lists rules whose prefix keeps its \b: "EAAA" and "EAA"
+// stand inside base64 blobs ("…AQEBAQEAAAAAAAAAAQAC…" on the Go standard
+// library's tests), where a token cannot start.
+var keepBoundary = map[string]bool{"square-access-token": true, "facebook-page-access-token": true}
+
 // widen returns s with its regex read as the package doc says: a leading
 // \b before a fixed prefix that starts the secret is dropped, and
 // upstream's end group is widened.
 func widen(s ruleSpec) ruleSpec {
-	re := s.Regex
-	if rest, ok := strings.CutPrefix(re, `\b`); ok && fixedPrefix(s.ID, rest, s.SecretGroup) {
-		re = rest
+	if !fixedPrefix(s.ID, s.Regex, s.SecretGroup) {
+		s.Regex = strings.ReplaceAll(s.Regex, upstreamEnd, narrowEnd)
+		return s
 	}
-	s.Regex = strings.ReplaceAll(re, upstreamEnd, widerEnd)
+	s.Regex = strings.ReplaceAll(strings.TrimPrefix(s.Regex, `\b`), upstreamEnd, widerEnd)
 	return s
 }
 
@@ -45,7 +58,7 @@ func fixedPrefix(id, re string, group int) bool {
 		body, secretAtStart = re[1:], true
 	}
 	n := literalPrefix(body)
-	return secretAtStart && (n >= 3 || prefixAfterWord[id] && n >= 2)
+	return !keepBoundary[id] && secretAtStart && (n >= 3 || prefixAfterWord[id] && n >= 2)
 }
 
 // literalPrefix is how many characters every match of re starts with

@@ -29,8 +29,12 @@ func TestBoundaries(t *testing.T) {
 		cases = append(cases,
 			tc{"charge ", stripe, end + "next", "stripe-access-token"},
 			tc{"auth ", jwt, end + "next", "jwt"},
-			tc{"cfg ", generic, end + "next", "generic-api-key"},
 		)
+		if strings.Contains("|:&;'\"", end) {
+			// A rule without a fixed prefix ends at | : & only, besides
+			// upstream's end (names in code end with , and brackets).
+			cases = append(cases, tc{"cfg ", generic, end + "next", "generic-api-key"})
+		}
 	}
 	for _, c := range cases {
 		in := c.before + c.secret + c.after

@@ -111,5 +111,8 @@ func finding(s *ruleSpec, re *regexp.Regexp, allows []allow, global allow, text 
 			return "", false
 		}
 	}
+	if s.NotSecret != nil && s.NotSecret(secret, m[0]) {
+		return "", false
+	}
 	return secret, strings.TrimSpace(secret) != ""
 }

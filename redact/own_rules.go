@@ -14,6 +14,7 @@ var ownRules = []ruleSpec{
 		Allow: []allowSpec{{Regexes: []string{
 			`^(?:\*+|x+|\.+|\$\{?[A-Za-z_]\w*\}?|%[A-Za-z_]\w*%|\{\{[^}]*\}\})$`,
 		}}},
+		NotSecret: placeholderPassword,
 	},
 	{
 		// An HTTP Authorization header's credentials, as an HTTP client's
@@ -25,6 +26,7 @@ var ownRules = []ruleSpec{
 		Allow: []allowSpec{{Regexes: []string{
 			`(?i)^(?:\*+|x+|redacted|<[^>]*>)$`,
 		}}},
+		NotSecret: notBasicCredentials,
 	},
 	{
 		// A bearer token on its own: "Bearer eyJ…", "bearer 2f1c…".

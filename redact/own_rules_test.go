@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"encoding/base64"
+	"testing"
+)
 
 // Each of diagrelay's own rules, on a case upstream's rules miss.
 func TestOwnRules(t *testing.T) {
@@ -8,12 +11,13 @@ func TestOwnRules(t *testing.T) {
 	p := func(a string, n int) string { return pick(rng, a, n) }
 	pw := p(alnum, 18) + "9z"
 	tok := p(urlB64, 38) + "Q1"
+	basic := base64.StdEncoding.EncodeToString([]byte("deploy:" + p(alnum, 16))) // user:password
 	cases := map[string]struct {
 		text    string
 		secrets []string
 	}{
 		"url-credentials":           {"db: dial postgres://app:" + pw + "@db:5432/x refused", []string{pw}},
-		"authorization-header":      {"> Authorization: Basic " + tok, []string{tok}},
+		"authorization-header":      {"> Authorization: Basic " + basic, []string{basic}},
 		"bearer-token":              {"retrying with bearer " + tok, []string{tok}},
 		"discord-webhook-url":       {"POST https://discord.com/api/webhooks/" + p(digits, 18) + "/" + tok + tok + " 401", []string{tok}},
 		"dockerhub-pat":             {"login with dckr_pat_" + tok[:27] + " denied", []string{tok[:27]}},

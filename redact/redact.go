@@ -72,8 +72,8 @@ func (b *ruleBook) pass(text string) (string, diag.Redacted) {
 				hits = append(hits, h)
 			}
 		}
-		if view == nil {
-			continue
+		if view == nil || r.nameCheck {
+			continue // the view's , . ) ] } > end only prefixed tokens (boundary.go)
 		}
 		for _, loc := range r.regexp().FindAllSubmatchIndex(*view, -1) {
 			if h, ok := b.accept(r, i, text, loc); ok {
@@ -157,6 +157,9 @@ func (b *ruleBook) accept(r *rule, i int, text string, loc []int) (hit, bool) {
 		if allow[k].allows(secret, match, text) {
 			return hit{}, false
 		}
+	}
+	if r.spec.NotSecret != nil && r.spec.NotSecret(secret, match) {
+		return hit{}, false
 	}
 	// Keep the delimiters the regex consumed at either end, never entering
 	// the secret (a rule without groups: the whole match is the secret, so

@@ -24,6 +24,9 @@ type ruleSpec struct {
 	Keywords []string
 	// Allow lists what is not a secret after all.
 	Allow []allowSpec
+	// NotSecret, if set (diagrelay's own rules only), reports that a
+	// finding with this secret and match is not a secret after all.
+	NotSecret func(secret, match string) bool
 }
 
 // What an allowlist's regexes are matched against.
@@ -59,7 +62,7 @@ type rule struct {
 	entropy     float64
 	generic     bool // upstream's "generic" rules: less specific in a tie
 	always      bool // no keywords
-	nameCheck   bool // its end was widened and it has no fixed prefix: codeLike applies (boundary.go)
+	nameCheck   bool // no fixed prefix, its end widened: no view, and codeLike applies (boundary.go)
 	anchor      *anchor
 	least       int       // the least run a match holds (runs.go)
 	need        [][]uint8 // literals (ruleBook.lits) of which every match holds one of each group (need.go)
@@ -151,7 +154,7 @@ func compile(specs []ruleSpec, global allowSpec, table []ruleAnalysis) *ruleBook
 			entropy:     s.Entropy,
 			generic:     strings.Contains(strings.ToLower(s.ID), "generic"),
 			always:      len(s.Keywords) == 0,
-			nameCheck:   strings.Contains(s.Regex, widerEnd) && !fixedPrefix(s.ID, s.Regex, s.SecretGroup),
+			nameCheck:   strings.Contains(s.Regex, narrowEnd),
 			anchor:      an.Anchor.anchor(),
 			least:       an.Least,
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/internal/ring"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // Mode is the parent session's mode: whether it has a UI for notifications.
@@ -177,27 +178,27 @@ func (m *Manager) Panics() int64 { return m.panics.Load() }
 //
 // Opening a path whose runtime is live is a reopen (see Runtime.Reopen).
 func (m *Manager) Open(path, parent, owner string) (*Runtime, error) {
-	if err := ValidatePath(path); err != nil {
+	if err := threadpath.Validate(path); err != nil {
 		return nil, err
 	}
-	lex := LexicalParent(path)
+	lex := threadpath.LexicalParent(path)
 	if parent != "" && parent != lex {
-		return nil, fmt.Errorf("%w %q: parent %q is not its lexical parent %q", ErrPath, path, clip(parent), lex)
+		return nil, fmt.Errorf("%w %q: parent %q is not its lexical parent %q", threadpath.ErrInvalid, path, threadpath.Clip(parent), lex)
 	}
 	if lex != "" {
 		owner = "" // routing uses the parent; an owner would only mislead the status
 	} else {
-		if path == RootPath {
-			return nil, fmt.Errorf("%w %q: the parent session has no parent or owner to report to", ErrPath, path)
+		if path == threadpath.Root {
+			return nil, fmt.Errorf("%w %q: the parent session has no parent or owner to report to", threadpath.ErrInvalid, path)
 		}
 		if owner == "" {
-			owner = RootPath
+			owner = threadpath.Root
 		}
-		if err := ValidatePath(owner); err != nil {
+		if err := threadpath.Validate(owner); err != nil {
 			return nil, fmt.Errorf("owner: %w", err)
 		}
 		if owner == path {
-			return nil, fmt.Errorf("%w %q: a thread cannot own itself", ErrPath, path)
+			return nil, fmt.Errorf("%w %q: a thread cannot own itself", threadpath.ErrInvalid, path)
 		}
 	}
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/ring"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // OnceMailbox is a Mailbox that stores a message at most once per id: the
@@ -51,7 +52,7 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 	if !ok {
 		return false, ErrNotOnce
 	}
-	if err := ValidatePath(r.Path); err != nil {
+	if err := threadpath.Validate(r.Path); err != nil {
 		return false, err
 	}
 	payload := map[string]any{"level": r.Level, "message": r.Message}
@@ -67,7 +68,7 @@ func (m *Manager) DeliverRemote(r RemoteReport) (dup bool, err error) {
 		return false, err
 	}
 	t.mu.Lock() // Open sets the owner under it
-	recipient := Recipient(t.parent, t.owner)
+	recipient := threadpath.Recipient(t.parent, t.owner)
 	t.mu.Unlock()
 	msg := parentMessage(recipient, t.path, rep, r.At)
 	postErr := m.callSink("mailbox", func() error {
@@ -98,14 +99,14 @@ func (m *Manager) remoteThread(r RemoteReport) (*thread, error) {
 	if t != nil {
 		return t, nil
 	}
-	lex := LexicalParent(r.Path)
+	lex := threadpath.LexicalParent(r.Path)
 	if r.Parent != lex {
-		return nil, fmt.Errorf("%w %q: parent %q is not its lexical parent %q", ErrPath, r.Path, clip(r.Parent), lex)
+		return nil, fmt.Errorf("%w %q: parent %q is not its lexical parent %q", threadpath.ErrInvalid, r.Path, threadpath.Clip(r.Parent), lex)
 	}
 	owner := r.Owner
 	if lex != "" {
 		owner = ""
-	} else if err := ValidatePath(owner); err != nil {
+	} else if err := threadpath.Validate(owner); err != nil {
 		return nil, fmt.Errorf("owner: %w", err)
 	}
 	t = &thread{path: r.Path, parent: lex, owner: owner, diags: ring.New[Diagnostic](MaxStatusDiagnostics)}

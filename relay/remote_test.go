@@ -10,6 +10,7 @@ import (
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 type notes struct {
@@ -62,7 +63,7 @@ func TestDeliverRemote(t *testing.T) {
 	}
 	bad.Message, bad.Parent = "ok", "/elsewhere"
 	bad.Path = "/root/b"
-	if _, err := m.DeliverRemote(bad); !errors.Is(err, relay.ErrPath) {
+	if _, err := m.DeliverRemote(bad); !errors.Is(err, threadpath.ErrInvalid) {
 		t.Errorf("a parent that is not the lexical one: %v", err)
 	}
 

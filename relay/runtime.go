@@ -9,6 +9,7 @@ import (
 	"github.com/diagrelay/diagrelay/capability/busprobe"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/ring"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // thread is what outlives a runtime: the status of one thread path.
@@ -30,16 +31,6 @@ type thread struct {
 	edge         string
 	remote       map[[2]string]RemoteCounts
 	remoteFolded RemoteCounts
-}
-
-// Recipient is where the reports of a thread with this parent and owner
-// go: its parent, or for an independent root (parent "") its owner. It is
-// the one statement of the rule; Status.Recipient and package watch use it.
-func Recipient(parent, owner string) string {
-	if parent != "" {
-		return parent
-	}
-	return owner
 }
 
 // deliveredLocked records a delivered report in the status: its entry and
@@ -103,7 +94,7 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 		old.retireLocked()
 	}
 	t.gen++
-	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: Recipient(t.parent, t.owner)}
+	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: threadpath.Recipient(t.parent, t.owner)}
 	path := t.path
 	r.b.SetPanicHook(func(topic string, v any) {
 		m.panics.Add(1)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // MaxStatusDiagnostics is how many delivered reports a thread's status keeps:
@@ -46,4 +47,4 @@ type Diagnostic struct {
 
 // Recipient is the thread whose mailbox gets this thread's reports: its
 // parent, or for an independent root its owner.
-func (s Status) Recipient() string { return Recipient(s.Parent, s.Owner) }
+func (s Status) Recipient() string { return threadpath.Recipient(s.Parent, s.Owner) }

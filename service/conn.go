@@ -83,6 +83,13 @@ type conn struct {
 	child     *binding     // set by session.hello with a child token; loop goroutine only
 	cred      peerCred     // the socket peer's credentials, read at accept (bind.go)
 
+	// waitInput blocks until the socket has bytes or has ended, and says
+	// whether its peer is gone (nil: the stdio host, or no descriptor);
+	// polled is set when it last found the peer there, so the read that
+	// follows need not look again (meteredReader). Loop goroutine only.
+	waitInput func() (gone bool, err error)
+	polled    bool
+
 	pendingAt *list.Element // in Server.pending until hello; guarded by Server.mu
 
 	mu        sync.Mutex
@@ -111,7 +118,13 @@ func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 	c := &conn{s: s, nc: nc, fixedHost: host,
 		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
 		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
-	c.fr = newFrameReader(meteredReader{c: c, r: r})
+	var ready func() error
+	if nc != nil {
+		if c.waitInput = waitReadable(nc); c.waitInput != nil {
+			ready = c.inputReady
+		}
+	}
+	c.fr = newFrameReader(meteredReader{c: c, r: r}, ready)
 	if host {
 		c.state.Store(int32(stateHost))
 	} else {

@@ -99,25 +99,43 @@ func (c *conn) charge(n int) {
 }
 
 // throttle waits while c's bucket is overdrawn, or until the connection
-// ends. Loop goroutine only; it holds no scheduler slot.
-func (c *conn) throttle() {
+// ends, and reports whether it waited. Loop goroutine only; it holds no
+// scheduler slot.
+func (c *conn) throttle() (waited bool) {
 	for {
 		b := c.bucket()
 		if b == nil {
-			return
+			return waited
 		}
 		d := b.debt(c.s.now())
 		if d <= 0 || c.revoked() || c.isGone() || c.isShutting() {
-			return
+			return waited
 		}
 		// In slices, looking between them for a peer that left: a paced
 		// connection whose peer is gone is dropped, not waited out.
 		if c.nc != nil && peerGone(c.nc) {
 			c.kill()
-			return
+			return waited
 		}
 		c.wait(min(d, throttleSlice))
+		waited = true
 	}
+}
+
+// inputReady waits, without a read buffer, until the socket has bytes or
+// has ended (frameReader's ready); a peer found gone is disconnected, its
+// unread frames dropped, as meteredReader would.
+func (c *conn) inputReady() error {
+	gone, err := c.waitInput()
+	if err != nil {
+		return err
+	}
+	if gone {
+		c.kill()
+		return errPeerGone
+	}
+	c.polled = true
+	return nil
 }
 
 // throttleSlice is the longest a throttled connection waits before it
@@ -137,8 +155,10 @@ type meteredReader struct {
 }
 
 func (m meteredReader) Read(p []byte) (int, error) {
-	m.c.throttle()
-	if m.c.nc != nil && peerGone(m.c.nc) {
+	waited := m.c.throttle()
+	polled := m.c.polled && !waited // inputReady has just looked
+	m.c.polled = false
+	if m.c.nc != nil && !polled && peerGone(m.c.nc) {
 		m.c.kill()
 		return 0, errPeerGone
 	}

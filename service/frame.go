@@ -1,9 +1,10 @@
 package service
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // MaxFrame is the largest frame, newline excluded, that the server reads.
@@ -15,9 +16,21 @@ var errFrameTooLarge = errors.New("frame over 64 KiB")
 
 // frameReader splits a stream into newline-terminated frames of at most
 // MaxFrame bytes without ever holding more than that in memory.
+//
+// Its read buffer is borrowed from readPool only while it holds bytes not
+// yet framed: a connection that waits for its peer holds none (with 10,000
+// children connected that was 40 MB of 4 KiB buffers, and each new
+// connection's buffer was a tenth of the service's garbage). To wait
+// without a buffer it needs ready, which blocks until the input has bytes
+// (or has ended); without one (the stdio host) a read holds a buffer
+// while it waits.
 type frameReader struct {
-	r   *bufio.Reader
-	buf []byte
+	src   io.Reader
+	ready func() error // nil, or blocks until src can be read without waiting
+	rbuf  *[readBuffer]byte
+	r, w  int    // rbuf[r:w] is not yet framed
+	buf   []byte // the frame being assembled
+	err   error  // from src, returned once the buffered bytes are framed
 }
 
 // readBuffer is the size of a connection's read buffer: small, so that
@@ -25,8 +38,10 @@ type frameReader struct {
 // takes more reads, each charged (cost.go).
 const readBuffer = 4 << 10
 
-func newFrameReader(r io.Reader) *frameReader {
-	return &frameReader{r: bufio.NewReaderSize(r, readBuffer)}
+var readPool = sync.Pool{New: func() any { return new([readBuffer]byte) }}
+
+func newFrameReader(src io.Reader, ready func() error) *frameReader {
+	return &frameReader{src: src, ready: ready}
 }
 
 // next returns the next frame without its line ending ("\n" or "\r\n").
@@ -39,7 +54,24 @@ func (f *frameReader) next() ([]byte, error) {
 	f.buf = f.buf[:0]
 	tooLarge := false
 	for {
-		chunk, err := f.r.ReadSlice('\n')
+		if f.r == f.w {
+			if err := f.err; err != nil {
+				f.err = nil // returned once, as bufio does
+				if err == io.EOF && (len(f.buf) > 0 || tooLarge) {
+					f.err = io.EOF // and the end again at the next call
+					break          // a last line without a newline still counts as a frame
+				}
+				return nil, err
+			}
+			f.fill()
+			continue
+		}
+		chunk := f.rbuf[f.r:f.w]
+		i := bytes.IndexByte(chunk, '\n')
+		if i >= 0 {
+			chunk = chunk[:i+1]
+		}
+		f.r += len(chunk)
 		if !tooLarge {
 			if len(f.buf)+len(chunk) > MaxFrame+2 { // +2: room for "\r\n"
 				tooLarge = true
@@ -48,23 +80,61 @@ func (f *frameReader) next() ([]byte, error) {
 				f.buf = append(f.buf, chunk...)
 			}
 		}
-		switch {
-		case err == bufio.ErrBufferFull:
-			continue
-		case err == io.EOF && (len(f.buf) > 0 || tooLarge):
-			// A last line without a newline still counts as a frame.
-		case err != nil:
-			return nil, err
+		if f.r == f.w {
+			f.release()
 		}
-		if tooLarge {
-			return nil, errFrameTooLarge
+		if i >= 0 {
+			break
 		}
-		line := trimEOL(f.buf)
-		if len(line) > MaxFrame {
-			return nil, errFrameTooLarge
-		}
-		return line, nil
 	}
+	if tooLarge {
+		return nil, errFrameTooLarge
+	}
+	line := trimEOL(f.buf)
+	if len(line) > MaxFrame {
+		return nil, errFrameTooLarge
+	}
+	return line, nil
+}
+
+// fill reads into the empty buffer, borrowed for it, until it holds
+// bytes or the input fails; the error is kept for next.
+func (f *frameReader) fill() {
+	if f.ready != nil {
+		if err := f.ready(); err != nil {
+			f.err = err
+			return
+		}
+	}
+	if f.rbuf == nil {
+		f.rbuf = readPool.Get().(*[readBuffer]byte)
+	}
+	for range maxEmptyReads {
+		n, err := f.src.Read(f.rbuf[:])
+		f.r, f.w = 0, n
+		if err != nil || n > 0 {
+			f.err = err
+			if n == 0 {
+				f.release()
+			}
+			return
+		}
+	}
+	f.release()
+	f.err = io.ErrNoProgress
+}
+
+// maxEmptyReads is how many reads in a row may return nothing and no
+// error before the input counts as broken (bufio's bound).
+const maxEmptyReads = 100
+
+// release gives the empty buffer back.
+func (f *frameReader) release() {
+	if f.rbuf != nil {
+		readPool.Put(f.rbuf)
+		f.rbuf = nil
+	}
+	f.r, f.w = 0, 0
 }
 
 func trimEOL(b []byte) []byte {

@@ -10,7 +10,7 @@ import (
 func TestFrameReader(t *testing.T) {
 	exact := strings.Repeat("a", MaxFrame)
 	in := "one\r\ntwo\n\n" + exact + "\n" + exact + "b\n" + strings.Repeat("c", 3*MaxFrame) + "\nlast"
-	fr := newFrameReader(strings.NewReader(in))
+	fr := newFrameReader(strings.NewReader(in), nil)
 	want := []struct {
 		frame string
 		err   error
@@ -28,7 +28,7 @@ func TestFrameReader(t *testing.T) {
 
 // The reader never buffers more than one frame's worth, however long the line.
 func TestFrameReaderMemoryIsBounded(t *testing.T) {
-	fr := newFrameReader(io.MultiReader(strings.NewReader(strings.Repeat("x", 50<<20)), strings.NewReader("\nok\n")))
+	fr := newFrameReader(io.MultiReader(strings.NewReader(strings.Repeat("x", 50<<20)), strings.NewReader("\nok\n")), nil)
 	if _, err := fr.next(); !errors.Is(err, errFrameTooLarge) {
 		t.Fatal(err)
 	}

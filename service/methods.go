@@ -9,6 +9,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // method is one JSON-RPC method; who says who may call it, and nested
@@ -86,7 +87,7 @@ func pathParam(field, value string) *wire.Error {
 	if e := required(field, value); e != nil {
 		return e
 	}
-	if err := relay.ValidatePath(value); err != nil {
+	if err := threadpath.Validate(value); err != nil {
 		return wire.Errorf(wire.CodeInvalidParams, "params: field %q: %v", field, err)
 	}
 	return nil

@@ -31,3 +31,35 @@ func peerGone(nc net.Conn) bool {
 	})
 	return gone
 }
+
+// waitReadable returns what blocks until nc has bytes to read or has
+// ended, holding no buffer meanwhile, and reports whether the peer is
+// gone as peerGone does, from the same poll; nil if nc has no descriptor.
+// Each call is one poll when bytes are waiting, and otherwise one poll
+// before and one after the wait, as a read would be (its EAGAIN, then the
+// read).
+func waitReadable(nc net.Conn) func() (gone bool, err error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return func() (gone bool, err error) {
+		err = rc.Read(func(fd uintptr) bool {
+			fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds[:], 0)
+			switch {
+			case err != nil:
+				return true // the read that follows meets the failure
+			case n == 0:
+				return false // nothing yet: wait for the descriptor
+			}
+			gone = fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+			return true
+		})
+		return gone, err
+	}
+}

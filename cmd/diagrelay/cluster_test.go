@@ -45,8 +45,14 @@ func startEdgeProc(t testing.TB, ns *natstest.Server, data, sock string) *edgePr
 // real one).
 func startEdgeWith(t testing.TB, command servetest.Command, ns *natstest.Server, data, sock string) *edgeProc {
 	t.Helper()
-	cmd := command("serve", "--join", ns.URL, "--nats-monitor", ns.MonitorURL,
-		"--socket", sock, "--data", data, "--name", "sandbox")
+	return startEdgeArgs(t, command, data, sock, "--join", ns.URL, "--nats-monitor", ns.MonitorURL, "--name", "sandbox")
+}
+
+// startEdgeArgs starts `diagrelay serve --socket sock --data data flags...`
+// and waits until it listens.
+func startEdgeArgs(t testing.TB, command servetest.Command, data, sock string, flags ...string) *edgeProc {
+	t.Helper()
+	cmd := command(append([]string{"serve", "--socket", sock, "--data", data}, flags...)...)
 	e := &edgeProc{cmd: cmd, stderr: &servetest.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = e.stderr
 	if err := cmd.Start(); err != nil {
@@ -54,7 +60,7 @@ func startEdgeWith(t testing.TB, command servetest.Command, ns *natstest.Server,
 	}
 	go func() { cmd.Wait(); close(e.done) }()
 	t.Cleanup(func() { e.kill() })
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(servetest.StartTimeout)
 	for {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
@@ -66,7 +72,7 @@ func startEdgeWith(t testing.TB, command servetest.Command, ns *natstest.Server,
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("edge not listening within 30 s: %s", e.stderr.String())
+			t.Fatalf("edge not listening within %v: %s", servetest.StartTimeout, e.stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -80,14 +86,15 @@ func (e *edgeProc) kill() {
 // clusterFlood is children at an edge reporting, with a record of every
 // report that got a successful reply: acknowledged, so durable.
 type clusterFlood struct {
-	t        *testing.T
-	edgeSock string
+	t         *testing.T
+	edgeSocks []string // worker n reports through edgeSocks[n % len]
 
 	mu     sync.Mutex
 	host   *rpc.Conn // the home's stdio host; nil while the home is down
 	tokens map[string]string
 	acked  map[string]bool
 	sent   map[string]bool
+	seen   map[string]int // the home's mailbox, as drain and check read it
 	nAcked atomic.Int64
 	stop   atomic.Bool
 }
@@ -129,7 +136,7 @@ func (f *clusterFlood) worker(n int, wg *sync.WaitGroup) {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		c, err := servetest.DialSocket(f.edgeSock, tok)
+		c, err := servetest.DialSocket(f.edgeSocks[n%len(f.edgeSocks)], tok)
 		if err != nil { // the edge is down, or the token was just revoked
 			time.Sleep(50 * time.Millisecond)
 			continue
@@ -155,7 +162,7 @@ func (f *clusterFlood) worker(n int, wg *sync.WaitGroup) {
 // spare sends one generation's 5 reports with a token opened earlier.
 func (f *clusterFlood) spare(n int, tok string, wg *sync.WaitGroup) {
 	defer wg.Done()
-	c, err := servetest.DialSocket(f.edgeSock, tok)
+	c, err := servetest.DialSocket(f.edgeSocks[0], tok)
 	if err != nil {
 		f.t.Errorf("spare %d: %v", n, err)
 		return
@@ -205,8 +212,8 @@ func TestClusterKill9(t *testing.T) {
 
 	home := startServer(t, homeData, homeSock, homeFlags...)
 	edge := startEdgeProc(t, ns, edgeData, edgeSock)
-	f := &clusterFlood{t: t, edgeSock: edgeSock, host: home.host.Conn,
-		tokens: map[string]string{}, acked: map[string]bool{}, sent: map[string]bool{}}
+	f := &clusterFlood{t: t, edgeSocks: []string{edgeSock}, host: home.host.Conn,
+		tokens: map[string]string{}, acked: map[string]bool{}, sent: map[string]bool{}, seen: map[string]int{}}
 	var wg sync.WaitGroup
 	for n := range clusterWorkers {
 		wg.Add(1)
@@ -245,28 +252,65 @@ func TestClusterKill9(t *testing.T) {
 
 	f.stop.Store(true)
 	wg.Wait()
-	acked := f.nAcked.Load()
-	// Every acknowledged report reaches the mailbox: wait until they are
-	// all there, then stop the home and read the file.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		n := countMailbox(t, home)
-		if int64(n) >= acked || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	f.drain(t, home, func() { logConsumer(t, ns) })
+	edge.kill()
+	if missing, twice, unknown := f.check(t, homeData); missing > 0 || twice > 0 || unknown > 0 {
+		t.Fatalf("%d acknowledged reports missing, %d stored twice, %d never sent", missing, twice, unknown)
 	}
-	logConsumer(t, ns)
+}
+
+// drain moves /root's messages out of the home's mailbox through its host
+// (read, then acknowledged) into f.seen until every acknowledged report has
+// come (or a minute has passed), calls before (the failure's story), and
+// kills the home; check then reads what is left in the file.
+func (f *clusterFlood) drain(t *testing.T, home *server, before func()) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for f.unseen() > 0 && time.Now().Before(deadline) {
+		var page wire.Page
+		err := home.host.Call(wire.MethodMailboxRead, map[string]any{"recipient": "/root", "limit": mailbox.MaxReadLimit}, &page)
+		if err != nil || len(page.Messages) == 0 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		ids := make([]uint64, len(page.Messages))
+		for i, m := range page.Messages {
+			f.seen[m.Message]++
+			ids[i] = m.ID
+		}
+		if err := home.host.Call(wire.MethodMailboxAck, map[string]any{"recipient": "/root", "ids": ids}, nil); err != nil {
+			t.Fatalf("mailbox.ack: %v", err)
+		}
+	}
+	before()
 	home.kill()
 	home.wait()
-	edge.kill()
+}
 
+// unseen counts the acknowledged reports drain has not seen yet.
+func (f *clusterFlood) unseen() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for m := range f.acked {
+		if f.seen[m] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// check reads what is left of the stopped home's mailbox file into f.seen
+// and compares it with what the children sent: acknowledged reports
+// missing, reports stored twice, and reports stored that were never sent.
+func (f *clusterFlood) check(t *testing.T, homeData string) (missing, twice, unknown int) {
+	t.Helper()
 	st, err := mailbox.Open(filepath.Join(homeData, datadir.MailboxFile), mailbox.WithLockTimeout(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	seen := map[string]int{}
+	seen := f.seen
 	for {
 		es, err := st.Read("/root", mailbox.MaxReadLimit)
 		if err != nil {
@@ -286,7 +330,6 @@ func TestClusterKill9(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	missing, twice, unknown := 0, 0, 0
 	for m := range f.acked {
 		if seen[m] == 0 {
 			if missing < 10 {
@@ -304,18 +347,7 @@ func TestClusterKill9(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged, %d in the mailbox (%d sent without a reply)", len(f.acked), len(seen), len(f.sent)-len(f.acked))
-	if missing > 0 || twice > 0 || unknown > 0 {
-		t.Fatalf("%d acknowledged reports missing, %d stored twice, %d never sent", missing, twice, unknown)
-	}
-}
-
-// countMailbox counts /root's messages through the home's host.
-func countMailbox(t *testing.T, home *server) int {
-	var page wire.Page
-	if err := home.host.Call(wire.MethodMailboxRead, map[string]any{"recipient": "/root", "limit": mailbox.MaxReadLimit}, &page); err != nil {
-		return 0
-	}
-	return len(page.Messages)
+	return missing, twice, unknown
 }
 
 // logConsumer logs the home's consumer state, for a failure's story.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -349,6 +350,10 @@ func BenchmarkServeScaleRSS(b *testing.B) {
 		}
 		wg.Wait()
 		time.Sleep(time.Second)
+		if os.Getenv(envProfile) != "" {
+			s.Cmd.Process.Signal(syscall.SIGUSR1) // PREFIX.heap and PREFIX.mem
+			time.Sleep(time.Second)
+		}
 		b.ReportMetric(idle/1024, "idle-RSS-MB")
 		b.ReportMetric(procKB(b, pid, "VmRSS")/1024, "RSS-MB")
 		b.ReportMetric(procKB(b, pid, "VmHWM")/1024, "peak-RSS-MB")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/diagrelay/diagrelay/client"
+	"github.com/diagrelay/diagrelay/internal/natstest"
 	"github.com/diagrelay/diagrelay/internal/rpc"
 	"github.com/diagrelay/diagrelay/internal/servetest"
 	"github.com/diagrelay/diagrelay/internal/testutil"
@@ -28,6 +29,7 @@ import (
 const mainEnv = "DIAGRELAY_TEST_MAIN"
 
 func TestMain(m *testing.M) {
+	natstest.NodeMain() // a cluster node of TestClusterKillOrder, when asked
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

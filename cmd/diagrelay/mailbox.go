@@ -7,6 +7,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/mailboxcheck"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
 
@@ -49,7 +50,7 @@ running serve holds the file: check waits --wait for it, then gives up.`,
 		case err != nil:
 			return err
 		}
-		datadir.WriteReport(s.Out, rep)
+		mailboxcheck.Write(s.Out, rep)
 		if err := datadir.CheckPermissions(*data); err != nil {
 			fmt.Fprintf(s.Out, "warning: serve will refuse this directory: %v\n", err)
 		}

@@ -3,14 +3,12 @@ package datadir
 import (
 	"os"
 	"path/filepath"
-
-	"github.com/diagrelay/diagrelay/service"
 )
 
-// WriteHostToken writes a fresh host token to dir/host.token, mode 0600,
-// replacing the file atomically so a reader never sees half a token.
-func WriteHostToken(dir string) (string, error) {
-	tok := service.NewToken()
+// WriteHostToken writes tok, a fresh host token (service.NewToken), to
+// dir/host.token, mode 0600, replacing the file atomically so a reader
+// never sees half a token. It returns tok.
+func WriteHostToken(dir, tok string) (string, error) {
 	tmp, err := os.CreateTemp(dir, ".host.token-*")
 	if err != nil {
 		return "", err

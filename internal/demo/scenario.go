@@ -16,6 +16,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // The threads of the demo, in the order they are opened.
@@ -25,7 +26,7 @@ var children = []Thread{
 	{Path: "/root/noisy", Role: "floods: bursts of reports and repeats; reopened at +70s"},
 	{Path: "/root/hostile", Role: "hostile: escapes, Bidi, smuggling, 10 MiB, bad types, forgery"},
 	{Path: "/root/leaky", Role: "careless: pastes a GitHub token into its report"},
-	{Path: "/k", Owner: relay.RootPath, Role: "independent root created by /root"},
+	{Path: "/k", Owner: threadpath.Root, Role: "independent root created by /root"},
 	{Path: "/k/l", Role: "child of the independent root"},
 }
 
@@ -79,7 +80,7 @@ func Run(mode relay.Mode) (*Transcript, error) {
 	defer d.mgr.Close()
 
 	d.tr.Threads = append(d.tr.Threads, Thread{
-		Path: relay.RootPath, Role: "the parent session; its bus answers the capabilities probe",
+		Path: threadpath.Root, Role: "the parent session; its bus answers the capabilities probe",
 	})
 
 	d.at(0)
@@ -144,7 +145,7 @@ func Run(mode relay.Mode) (*Transcript, error) {
 	d.collect()
 	d.mgr.Close()
 	_, hosted := busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
-	d.log(relay.RootPath, "the manager closes; an extension in /root probes capabilities again", "",
+	d.log(threadpath.Root, "the manager closes; an extension in /root probes capabilities again", "",
 		hostedText(capability.Capability{}, hosted)+": the manager is no longer enabled", nil)
 	return d.tr, nil
 }
@@ -206,14 +207,14 @@ func (d *scenario) send(b *bus.Bus, path, what string, payload any) {
 
 func (d *scenario) parentProbes() {
 	c, ok := busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, capability.DiagnosticSince)
-	d.log(relay.RootPath, "an extension in /root probes "+capability.CapabilitiesProbeTopic+
+	d.log(threadpath.Root, "an extension in /root probes "+capability.CapabilitiesProbeTopic+
 		" (minimum "+capability.DiagnosticSince+")", "", hostedText(c, ok), nil)
 	c, ok = busprobe.Probe(d.parent, capability.CapabilitiesProbeTopic, "2.0.0")
 	result := hostedText(c, ok)
 	if !ok {
 		result = "no compatible host (this one is " + capability.Version + "): it keeps its fallback"
 	}
-	d.log(relay.RootPath, "an extension in /root that needs version 2.0.0 probes", "", result, nil)
+	d.log(threadpath.Root, "an extension in /root that needs version 2.0.0 probes", "", result, nil)
 }
 
 // topLevelSession runs the well-behaved extension in a normal top-level
@@ -241,7 +242,7 @@ func (d *scenario) openChildren() error {
 		c.Parent, c.ReportsTo = st.Parent, st.Recipient()
 		d.tr.Threads = append(d.tr.Threads, c)
 	}
-	d.log(relay.RootPath, fmt.Sprintf("opens %d child runtimes, each with its own bus; the probe "+
+	d.log(threadpath.Root, fmt.Sprintf("opens %d child runtimes, each with its own bus; the probe "+
 		"responder and the report listener are installed before extensions load", len(children)),
 		"", "generation 1 of each", nil)
 	return nil

@@ -67,7 +67,7 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 		return runEdge(o)
 	}
 	logger := o.Logger
-	store, err := datadir.Open(o.Data) // permissions, trust
+	store, err := openData(o.Data) // permissions, trust
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func Run(o Options, stdin io.Reader, stdout io.Writer) error {
 		if err := os.Remove(filepath.Join(o.Data, datadir.HostTokenFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-	} else if hostToken, err = datadir.WriteHostToken(o.Data); err != nil {
+	} else if hostToken, err = datadir.WriteHostToken(o.Data, service.NewToken()); err != nil {
 		return err
 	}
 

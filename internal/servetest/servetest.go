@@ -29,6 +29,8 @@ import (
 // busy 2-core machine, and only reached when something is broken.
 const (
 	ReplyTimeout = 10 * time.Second
+	// StartTimeout bounds Start's wait for serve's first answer.
+	StartTimeout = 45 * time.Second
 	ExitTimeout  = 15 * time.Second
 )
 
@@ -107,10 +109,18 @@ func Start(t testing.TB, command Command, data, socket string, extra ...string) 
 			t.Logf("serve stderr:\n%s", s.Stderr.String())
 		}
 	})
-	if err := s.Host.Call("capabilities.probe", nil, nil); err != nil {
-		t.Fatalf("serve did not answer the host: %v\nstderr:\n%s", err, s.Stderr.String())
+	// A serve of a cluster answers once its JetStream calls settled, which
+	// may take up to 30 s after a node restarted: ask again while it lives.
+	deadline := time.Now().Add(StartTimeout)
+	for {
+		err := s.Host.Call("capabilities.probe", nil, nil)
+		if err == nil {
+			return s
+		}
+		if !strings.Contains(err.Error(), "no reply within") || s.Exited() || time.Now().After(deadline) {
+			t.Fatalf("serve did not answer the host: %v\nstderr:\n%s", err, s.Stderr.String())
+		}
 	}
-	return s
 }
 
 // connOptions are the tests' connections: replies to raw frames are kept.

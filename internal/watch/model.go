@@ -6,7 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/diagrelay/diagrelay/internal/wire"
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // Caller is what the Model needs of a connection: requests with replies.
@@ -175,7 +175,7 @@ func (m *Model) key(k string) tea.Cmd {
 }
 
 func (m *Model) fetchStatus(path string) tea.Cmd {
-	if m.c == nil || path == "" || path == relay.RootPath {
+	if m.c == nil || path == "" || path == threadpath.Root {
 		return nil
 	}
 	c := m.c

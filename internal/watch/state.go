@@ -9,6 +9,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // FeedSize is how many notifications the feed keeps.
@@ -21,8 +22,8 @@ type Thread struct {
 	Loaded bool              // Diags came from thread.status and events since
 }
 
-// Recipient is where the thread's parent messages go (relay.Recipient).
-func (t *Thread) Recipient() string { return relay.Recipient(t.Parent, t.Owner) }
+// Recipient is where the thread's parent messages go (threadpath.Recipient).
+func (t *Thread) Recipient() string { return threadpath.Recipient(t.Parent, t.Owner) }
 
 // Note is one line of the notification feed.
 type Note struct {
@@ -133,7 +134,7 @@ func (s *State) Apply(ev wire.Event) {
 		}
 	case wire.EventDelivered:
 		if t == nil {
-			t = s.upsert(wire.ThreadInfo{Path: path, Parent: relay.LexicalParent(path)})
+			t = s.upsert(wire.ThreadInfo{Path: path, Parent: threadpath.LexicalParent(path)})
 		}
 		t.Diagnostics = min(t.Diagnostics+1, relay.MaxStatusDiagnostics)
 		if ev.Edge != "" {
@@ -201,7 +202,7 @@ func (s *State) Recipients() []string {
 
 // Row is one line of the session tree.
 type Row struct {
-	Path  string // "" never; relay.RootPath for the parent session
+	Path  string // "" never; threadpath.Root for the parent session
 	Label string // the path relative to the row it hangs under
 	Depth int
 }
@@ -239,9 +240,9 @@ func (s *State) Rows() []Row {
 			walk(k, depth+1, p)
 		}
 	}
-	walk(relay.RootPath, 0, "")
+	walk(threadpath.Root, 0, "")
 	for _, p := range tops {
-		if p != relay.RootPath {
+		if p != threadpath.Root {
 			walk(p, 0, "")
 		}
 	}
@@ -252,11 +253,11 @@ func (s *State) Rows() []Row {
 // anchor is the row a path hangs under: its nearest opened ancestor, the
 // parent session for paths under it, or "" for a top-level row.
 func (s *State) anchor(p string) string {
-	if p == relay.RootPath {
+	if p == threadpath.Root {
 		return ""
 	}
-	for up := relay.LexicalParent(p); up != ""; up = relay.LexicalParent(up) {
-		if _, ok := s.Threads[up]; ok || up == relay.RootPath {
+	for up := threadpath.LexicalParent(p); up != ""; up = threadpath.LexicalParent(up) {
+		if _, ok := s.Threads[up]; ok || up == threadpath.Root {
 			return up
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
 // Layout: a header line; the session tree beside the selected thread; the
@@ -129,7 +130,7 @@ func (m *Model) treeRow(r Row, under bool) []span {
 	}
 	indent := strings.Repeat("  ", min(r.Depth, 12))
 	var ss []span
-	if r.Path == relay.RootPath {
+	if r.Path == threadpath.Root {
 		ss = []span{{mark + indent, plain}, {"◆ ", bold}, {r.Label, bold}, {" parent session", faint}}
 	} else if t := m.St.Threads[r.Path]; t != nil {
 		glyph, gs := "○ ", faint
@@ -157,13 +158,13 @@ func (m *Model) treeRow(r Row, under bool) []span {
 
 func (m *Model) detail(w, h int) []string {
 	t := m.St.Threads[m.sel]
-	if m.sel == relay.RootPath || t == nil {
+	if m.sel == threadpath.Root || t == nil {
 		body := [][]span{{{"the parent session: the threads' reports reach it as parent messages", faint}}, {},
 			{{"select a thread with ↑/↓ and enter", faint}}}
-		if n, ok := m.St.Unread[relay.RootPath]; ok {
-			body = append([][]span{{{"unread in its mailbox: " + m.unreadText(relay.RootPath, n), plain}}}, body...)
+		if n, ok := m.St.Unread[threadpath.Root]; ok {
+			body = append([][]span{{{"unread in its mailbox: " + m.unreadText(threadpath.Root, n), plain}}}, body...)
 		}
-		return box(w, h, []span{{relay.RootPath, bold}}, body)
+		return box(w, h, []span{{threadpath.Root, bold}}, body)
 	}
 	state := "closed"
 	if t.Open {

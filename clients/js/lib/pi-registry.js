@@ -20,7 +20,7 @@ const KEY = Symbol.for("diagrelay.pi.registry/2");
 
 /**
  * The session that owns the root Host of the process.
- * @typedef {{claim: object, pi: any, ui: any, data: string, temporary: boolean}} ParentClaim
+ * @typedef {{claim: object, pi: any, ui: any, data: string, temporary: boolean, ending?: boolean}} ParentClaim
  */
 
 /**

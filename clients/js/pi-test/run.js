@@ -58,7 +58,7 @@ test("a parent pi --mode rpc hosts its pi -p children", { timeout: 900_000 }, as
     }
   });
 
-  await t.test("a user prompt gives the model each diagnostic as untrusted data, and nothing before it", async () => {
+  await t.test("a user prompt gives the model each diagnostic as untrusted data, before the prompt", async () => {
     const before = model.requests.length;
     await sleep(500);
     assert.equal(model.requests.length, before, "a diagnostic started a model turn");
@@ -72,8 +72,12 @@ test("a parent pi --mode rpc hosts its pi -p children", { timeout: 900_000 }, as
       const want = `Extension diagnostic from /root/scout ${LABEL}: ${JSON.stringify({ level, source: "lint", message })}`;
       assert.ok(texts.some((x) => x.includes(want)), `the model's request lacks ${want}; user messages: ${JSON.stringify(texts)}`);
     }
-    // Before the diagnostics the user's prompt is last: they came as next-turn messages.
-    assert.ok(texts.at(-1).includes("PARENT PROMPT") || texts.some((x) => x.includes("PARENT PROMPT")));
+    // They stand before the prompt they came ahead of: the last user-role
+    // content the model reads is the user's own (pi puts next-turn messages
+    // after the prompt; the parent extension's context handler moves them).
+    assert.match(texts.at(-1), /^PARENT PROMPT/, JSON.stringify(texts));
+    const prompt = texts.findIndex((x) => x.startsWith("PARENT PROMPT"));
+    assert.ok(texts.every((x, i) => !x.startsWith("Extension diagnostic") || i < prompt), JSON.stringify(texts));
   });
 
   await t.test("dedupe and the 5-per-10 s limit hold for a pi -p child", async () => {

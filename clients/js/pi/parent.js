@@ -31,7 +31,7 @@ export default function diagrelayParent(pi) {
     // One Host per process: an in-process child session (pi's SDK) loads
     // this extension too, while the parent session holds the claim.
     if (reg.parent) {
-      if (!isStale(reg.parent.pi)) return;
+      if (!reg.parent.ending && !isStale(reg.parent.pi)) return;
       reg.parent = null; // the session before a /new, /resume or /reload, not yet stopped
       await stopRootHost();
     }
@@ -46,6 +46,10 @@ export default function diagrelayParent(pi) {
 
   pi.on("session_shutdown", () => {
     if (reg.parent?.claim !== claim) return;
+    // The session that replaces this one (/reload, /new, /resume) takes
+    // over at its session_start; pi 0.73 leaves the old API usable, so
+    // "ending" says it, not staleness alone.
+    reg.parent.ending = true;
     // Subagent extensions load after this one and may close their children
     // in their own shutdown handlers: stop the Host after all of them.
     afterShutdown(pi, async () => {

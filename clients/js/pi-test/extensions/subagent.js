@@ -65,6 +65,23 @@ export default function subagent(pi) {
     },
   });
 
+  pi.registerCommand("doreload", {
+    description: "doreload: reload the extensions, as /reload does",
+    handler: async (_args, ctx) => {
+      await ctx.reload();
+    },
+  });
+
+  pi.registerCommand("runp", {
+    description: "runp PATH: hostFor(pi).run a child pi -p, its result on stderr",
+    handler: async (args) => {
+      const threadPath = args.trim();
+      const name = threadPath.split("/").pop();
+      const r = await hostFor(pi).run(threadPath, ["-e", SEED, "-p", "--no-session", `CHILD TASK ${threadPath} REPLY:done-${name}`]);
+      process.stderr.write(`runp ${JSON.stringify(r)}\n`);
+    },
+  });
+
   pi.registerCommand("inproc", {
     description: "inproc PATH: an in-process child session (pi's SDK) bridged with attach",
     handler: async (args, ctx) => {

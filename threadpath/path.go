@@ -1,4 +1,9 @@
-package relay
+// Package threadpath is the rule of thread paths: what a path is, its
+// lexical parent, the parent session's own path, and whose mailbox a
+// thread's reports go to. It is a leaf, so that a viewer of the service
+// (internal/watch) and the cluster's messages check paths by the one rule
+// without linking the relay.
+package threadpath
 
 import (
 	"errors"
@@ -13,26 +18,26 @@ const (
 	maxSegmentLen = 64
 )
 
-// ErrPath is wrapped by every thread path error, so callers can tell a bad
-// path from other failures with errors.Is.
-var ErrPath = errors.New("invalid thread path")
+// ErrInvalid is wrapped by every thread path error, so callers can tell a
+// bad path from other failures with errors.Is.
+var ErrInvalid = errors.New("invalid thread path")
 
-// ValidatePath reports whether p is a thread path: a leading "/", then 1 to
+// Validate reports whether p is a thread path: a leading "/", then 1 to
 // 32 segments separated by "/", each matching ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$.
 // The error names the rule that was broken.
-func ValidatePath(p string) error {
+func Validate(p string) error {
 	if p == "" {
-		return fmt.Errorf("%w: empty", ErrPath)
+		return fmt.Errorf("%w: empty", ErrInvalid)
 	}
 	if p[0] != '/' {
-		return fmt.Errorf("%w %q: must start with /", ErrPath, clip(p))
+		return fmt.Errorf("%w %q: must start with /", ErrInvalid, Clip(p))
 	}
 	if n := strings.Count(p, "/"); n > maxSegments {
-		return fmt.Errorf("%w %q: %d segments, at most %d", ErrPath, clip(p), n, maxSegments)
+		return fmt.Errorf("%w %q: %d segments, at most %d", ErrInvalid, Clip(p), n, maxSegments)
 	}
 	for i, s := range strings.Split(p[1:], "/") {
 		if err := validateSegment(s); err != nil {
-			return fmt.Errorf("%w %q: segment %d: %s", ErrPath, clip(p), i+1, err)
+			return fmt.Errorf("%w %q: segment %d: %s", ErrInvalid, Clip(p), i+1, err)
 		}
 	}
 	return nil
@@ -59,9 +64,9 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// clip keeps error messages short when a path is huge or hostile; %q escapes
-// whatever is left.
-func clip(p string) string {
+// Clip keeps error messages short when a path is huge or hostile; %q
+// escapes whatever is left.
+func Clip(p string) string {
 	if len(p) > 80 {
 		return p[:80] + "..."
 	}
@@ -70,7 +75,7 @@ func clip(p string) string {
 
 // LexicalParent returns the path one level up: "/root/x" → "/root". A
 // path of one segment ("/root", "/k") has none and gives "". p should be
-// valid (ValidatePath); for any other string the answer is what is before
+// valid (Validate); for any other string the answer is what is before
 // its last "/", or "" when that is nothing.
 func LexicalParent(p string) string {
 	i := strings.LastIndexByte(p, '/')
@@ -80,5 +85,14 @@ func LexicalParent(p string) string {
 	return p[:i]
 }
 
-// RootPath is the parent session's own thread.
-const RootPath = "/root"
+// Root is the parent session's own thread.
+const Root = "/root"
+
+// Recipient is the thread whose mailbox gets a thread's reports: its
+// parent, or for an independent root (no parent) its owner.
+func Recipient(parent, owner string) string {
+	if parent != "" {
+		return parent
+	}
+	return owner
+}

@@ -1,4 +1,6 @@
-package datadir
+// Package mailboxcheck writes diagrelay mailbox check's report for a
+// person: what mailbox.Check found and what to do about it.
+package mailboxcheck
 
 import (
 	"fmt"
@@ -9,13 +11,13 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/shellquote"
 	"github.com/diagrelay/diagrelay/mailbox"
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/threadpath"
 )
 
-// WriteReport writes what mailbox.Check found, for a person: bbolt's
+// Write writes what mailbox.Check found, for a person: bbolt's
 // check, each recipient's counts, the damaged ids, and a result line that
 // says what serve will do with the file and what to do about it.
-func WriteReport(w io.Writer, rep *mailbox.Report) {
+func Write(w io.Writer, rep *mailbox.Report) {
 	fmt.Fprintf(w, "mailbox %s\n", rep.Path)
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
@@ -88,7 +90,7 @@ func formatNote(tag string) string {
 // quoted: a damaged file can hold any bytes, and they must not reach the
 // terminal as they are.
 func showRecipient(name string) string {
-	if relay.ValidatePath(name) == nil {
+	if threadpath.Validate(name) == nil {
 		return name
 	}
 	return strconv.QuoteToASCII(name)
