@@ -21,7 +21,7 @@
 //  2. a UI notification (Notifier.Notify) with readable text such as
 //     "/root/x [lint]: message", except in print mode, where the parent
 //     message is the only path and nothing is written to stderr instead.
-//     In that text the source (FrameSource) shows only letters, marks and
+//     In that text the source (frame.Source) shows only letters, marks and
 //     digits of any script and . _ - / @ : + #, every other character and
 //     every Grapheme_Cluster_Break=Prepend character as "_", and starts
 //     with a letter or digit, so a child cannot forge the frame ("lint]:

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/relay"
@@ -88,22 +87,6 @@ func TestNotificationSourceWithNothingToFrame(t *testing.T) {
 	}
 }
 
-// FrameSource's result always starts with a letter or digit and holds
-// only the characters the frame allows, whatever the source.
-func TestFrameSourceShape(t *testing.T) {
-	for _, src := range []string{"", "a", "_a", "\u0300", "\u0d4e\u0d4e", "a\u0d4e\u0301", "١٢", "ـa", "#1", "@x"} {
-		got := relay.FrameSource(src)
-		for i, c := range got {
-			if i == 0 && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
-				t.Errorf("FrameSource(%+q) = %+q starts with %U", src, got, c)
-			}
-			if sanitize.IsPrepend(c) {
-				t.Errorf("FrameSource(%+q) = %+q holds Prepend %U", src, got, c)
-			}
-		}
-	}
-}
-
 // A report on a closed or replaced runtime gets its own error and the zero
 // Verdict, and is not counted as invalid (or at all).
 func TestClosedRuntimeReportIsNotInvalid(t *testing.T) {
@@ -160,50 +143,6 @@ func TestStatusRecipient(t *testing.T) {
 	for path, want := range map[string]string{"/root/x": "/root", "/k": "/root/x", "/k/l": "/k"} {
 		if got := r.status(t, path).Recipient(); got != want {
 			t.Errorf("%s: Recipient() = %q, want %q", path, got, want)
-		}
-	}
-}
-
-// Issue 19 channel 5, frame lookalikes: a payload in the marks and
-// punctuation before a source's first letter (which would combine with
-// the frame's "[" or pass for its own decoration). The decoder reads it
-// back from the source, and nothing from the frame: every payload gives
-// the same frame. (The payload follows a "_": a text starts with a base,
-// so the sanitizer itself drops marks at the very start.)
-func TestFrameLookalikesCarryNothing(t *testing.T) {
-	encode := func(p []byte) string {
-		var b strings.Builder
-		for _, c := range p {
-			for k := 6; k >= 0; k -= 2 {
-				b.WriteRune([]rune{0x0338, 0x20E5, '-', '.'}[c>>k&3])
-			}
-		}
-		return "_" + b.String() + "lint"
-	}
-	decode := func(s string) []byte {
-		var out []byte
-		var c byte
-		n := 0
-		for _, r := range strings.TrimPrefix(s, "_") {
-			d := strings.IndexRune("\u0338\u20e5-.", r)
-			if d < 0 {
-				break
-			}
-			// IndexRune gives byte offsets: U+0338 at 0, U+20E5 at 2.
-			c = c<<2 | byte(map[int]int{0: 0, 2: 1, 5: 2, 6: 3}[d])
-			if n++; n == 4 {
-				out, c, n = append(out, c), 0, 0
-			}
-		}
-		return out
-	}
-	for _, p := range [][]byte{{0}, {0xFF}, {0x1B, 0x9C}, []byte("pwned")} {
-		src := sanitize.Source(encode(p))
-		if got := decode(src); string(got) != string(p) {
-			t.Fatalf("the decoder does not read the sanitized source: %x, want %x", got, p)
-		}
-		if got := relay.FrameSource(src); got != "lint" || len(decode(got)) != 0 {
-			t.Errorf("payload %x: frame %+q", p, got)
 		}
 	}
 }

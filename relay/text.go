@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"unicode"
 
 	"github.com/diagrelay/diagrelay/diag"
-	"github.com/diagrelay/diagrelay/sanitize"
+	"github.com/diagrelay/diagrelay/internal/frame"
 )
 
 // untrustedLabel is the fixed wording that tells the parent model a parent
@@ -40,42 +38,12 @@ func MessageText(from string, r diag.Report) string {
 
 // notificationText returns the readable UI text for a report from thread
 // from: "/root/x [lint]: message", or "/root/x: message" with no source
-// (or one of which FrameSource keeps nothing).
+// (or one of which frame.Source keeps nothing).
 func notificationText(from string, r diag.Report) string {
-	if src := FrameSource(r.Source); src != "" {
+	if src := frame.Source(r.Source); src != "" {
 		return from + " [" + src + "]: " + r.Message
 	}
 	return from + ": " + r.Message
-}
-
-// FrameSource returns a sanitized source as it is shown inside the
-// brackets of a frame: the notification text, and every line of watch
-// that shows a source. A child must not be able to forge the frame (a
-// source such as "lint]: ok /root [system" would otherwise read as a
-// second thread's notification), so:
-//
-//   - the source shows only letters, marks and digits of any script and
-//     the characters . _ - / @ : + #; every other character shows as "_";
-//   - a Grapheme_Cluster_Break=Prepend character shows as "_" too, since
-//     it would glue the closing "]" into its cluster ("lint\u0d4e");
-//   - it starts with a letter or a digit: what comes before the first one
-//     (marks that would combine with the frame's own "[", punctuation, and
-//     what shows as "_") is dropped, so it may be empty.
-//
-// The parent message and the status keep the source as it was sanitized.
-func FrameSource(source string) string {
-	var b strings.Builder
-	for _, c := range source {
-		ok := unicode.IsLetter(c) || unicode.IsMark(c) || unicode.IsDigit(c) || strings.ContainsRune("._-/@:+#", c)
-		if !ok || sanitize.IsPrepend(c) {
-			c = '_'
-		}
-		if b.Len() == 0 && !(unicode.IsLetter(c) || unicode.IsDigit(c)) {
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // summaryText is the held-back summary's text for n notifications.

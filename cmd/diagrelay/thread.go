@@ -3,17 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
-	"text/tabwriter"
-	"time"
 
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/internal/shellquote"
+	"github.com/diagrelay/diagrelay/internal/watch"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
-	"github.com/diagrelay/diagrelay/sanitize"
 )
 
 // threadCommand is the host's runtimes from a shell: open one for a child
@@ -140,7 +137,7 @@ it is printed. --json prints the status as the service gave it.`, relay.MaxStatu
 		if *asJSON {
 			return json.NewEncoder(s.Out).Encode(st)
 		}
-		return writeStatus(s.Out, st)
+		return watch.WriteStatus(s.Out, st)
 	})
 }
 
@@ -162,63 +159,6 @@ func threadListCommand() *cli.Command {
 			}
 			return json.NewEncoder(s.Out).Encode(wire.Threads{Threads: threads})
 		}
-		return writeList(s.Out, threads)
+		return watch.WriteList(s.Out, threads)
 	})
 }
-
-// state names a runtime's state.
-func state(open bool) string {
-	if open {
-		return "open"
-	}
-	return "closed"
-}
-
-// writeStatus prints a status for a terminal: every text from the service
-// is sanitized again (as watch does), whatever the service did.
-func writeStatus(w io.Writer, st client.ThreadStatus) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "thread\t%s\n", clean(st.Path))
-	fmt.Fprintf(tw, "runtime\t%s, generation %d\n", state(st.Open), st.Generation)
-	if st.Parent != "" {
-		fmt.Fprintf(tw, "parent\t%s\n", clean(st.Parent))
-	}
-	if st.Owner != "" {
-		fmt.Fprintf(tw, "owner\t%s\n", clean(st.Owner))
-	}
-	if st.Edge != "" {
-		fmt.Fprintf(tw, "edge\t%s\n", sanitize.Source(st.Edge))
-	}
-	d := st.Dropped
-	fmt.Fprintf(tw, "dropped\t%d duplicate, %d rate, %d cap, %d invalid\n", d.Duplicate, d.Rate, d.Cap, d.Invalid)
-	fmt.Fprintf(tw, "redacted\t%d\n", st.Redacted.Total())
-	fmt.Fprintf(tw, "diagnostics\t%d\n", len(st.Diagnostics))
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, dg := range st.Diagnostics {
-		src := ""
-		if dg.Source != "" {
-			src = " [" + sanitize.Source(dg.Source) + "]"
-		}
-		fmt.Fprintf(w, "  %s %-7s%s %s\n", dg.At.UTC().Format(time.RFC3339), clean(dg.Level), src, sanitize.Message(dg.Message))
-	}
-	return nil
-}
-
-// writeList prints one line per thread.
-func writeList(w io.Writer, threads []client.ThreadInfo) error {
-	if len(threads) == 0 {
-		_, err := fmt.Fprintln(w, "no threads yet: open one with 'diagrelay thread open PATH'")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PATH\tRUNTIME\tGENERATION\tDIAGNOSTICS\tDROPPED")
-	for _, t := range threads {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", clean(t.Path), state(t.Open), t.Generation, t.Diagnostics, t.Dropped.Total())
-	}
-	return tw.Flush()
-}
-
-// clean is a path or name from the service made safe to print, uncut.
-func clean(s string) string { return sanitize.Clean(s, 0) }

@@ -8,13 +8,13 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/diagrelay/diagrelay/internal/frame"
 	"github.com/diagrelay/diagrelay/internal/wire"
-	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
 // watch --plain frames a source as the notification does (relay's
-// FrameSource): a leading mark cannot attach to the "[", a Prepend
+// frame.Source): a leading mark cannot attach to the "[", a Prepend
 // character cannot glue the "]", and a source the frame keeps nothing of
 // shows no brackets.
 func TestPlainFramesSourcesLikeTheNotification(t *testing.T) {
@@ -33,7 +33,7 @@ func TestPlainFramesSourcesLikeTheNotification(t *testing.T) {
 		if b.String() != want {
 			t.Errorf("source %+q: %q, want %q", c.source, b.String(), want)
 		}
-		if got := relay.FrameSource(sanitize.Source(c.source)); !strings.Contains(want, "["+got+"]") && got != "" {
+		if got := frame.Source(sanitize.Source(c.source)); !strings.Contains(want, "["+got+"]") && got != "" {
 			t.Errorf("source %+q: the line does not hold relay's frame %q", c.source, got)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/frame"
 	"github.com/diagrelay/diagrelay/internal/wire"
-	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
 
@@ -87,7 +87,7 @@ func (p *Printer) Event(ev wire.Event) error {
 	case wire.EventDelivered:
 		b.WriteString(" " + ev.Level)
 		// Framed as the notification frames it (docs: SPEC §7 item 1).
-		if src := relay.FrameSource(wire.Str(ev.Source)); src != "" {
+		if src := frame.Source(wire.Str(ev.Source)); src != "" {
 			b.WriteString(" [" + src + "]")
 		}
 		b.WriteString(" " + wire.Str(ev.Message))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/ring"
 	"github.com/diagrelay/diagrelay/internal/wire"
-	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
 	"github.com/diagrelay/diagrelay/threadpath"
 )
@@ -100,7 +99,7 @@ func (s *State) SetStatus(st wire.Status) {
 	t := s.upsert(cleanInfo(wire.ThreadInfo{Path: st.Path, Parent: st.Parent, Owner: st.Owner,
 		Open: st.Open, Generation: st.Generation, Dropped: st.Dropped, Redacted: st.Redacted,
 		Peer: st.Peer, Exited: st.Exited, PeerRefused: st.PeerRefused, Edge: st.Edge}))
-	n := min(len(st.Diagnostics), relay.MaxStatusDiagnostics)
+	n := min(len(st.Diagnostics), wire.StatusDiagnostics)
 	t.Diags = make([]wire.Diagnostic, 0, n)
 	for i := len(st.Diagnostics) - 1; i >= 0 && len(t.Diags) < n; i-- {
 		t.Diags = append(t.Diags, cleanDiag(st.Diagnostics[i]))
@@ -136,7 +135,7 @@ func (s *State) Apply(ev wire.Event) {
 		if t == nil {
 			t = s.upsert(wire.ThreadInfo{Path: path, Parent: threadpath.LexicalParent(path)})
 		}
-		t.Diagnostics = min(t.Diagnostics+1, relay.MaxStatusDiagnostics)
+		t.Diagnostics = min(t.Diagnostics+1, wire.StatusDiagnostics)
 		if ev.Edge != "" {
 			t.Edge = sanitize.Source(ev.Edge)
 		}
@@ -148,7 +147,7 @@ func (s *State) Apply(ev wire.Event) {
 		}
 		if t.Loaded {
 			d := cleanDiag(wire.Diagnostic{Level: ev.Level, Source: wire.Str(ev.Source), Message: wire.Str(ev.Message), At: ev.At})
-			t.Diags = append([]wire.Diagnostic{d}, t.Diags[:min(len(t.Diags), relay.MaxStatusDiagnostics-1)]...)
+			t.Diags = append([]wire.Diagnostic{d}, t.Diags[:min(len(t.Diags), wire.StatusDiagnostics-1)]...)
 		}
 		if r := t.Recipient(); r != "" {
 			s.Unread[r]++ // the relay posts every delivered report; a refresh corrects acks

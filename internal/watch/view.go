@@ -5,7 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/diagrelay/diagrelay/relay"
+	"github.com/diagrelay/diagrelay/internal/frame"
+	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/threadpath"
 )
 
@@ -179,7 +180,7 @@ func (m *Model) detail(w, h int) []string {
 	}
 	d := t.Dropped
 	body := [][]span{
-		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, relay.MaxStatusDiagnostics), faint}},
+		{{"to ", faint}, {t.Recipient(), plain}, {fmt.Sprintf(" · %d/%d diagnostics held", t.Diagnostics, wire.StatusDiagnostics), faint}},
 		{{"dropped: ", faint}, {fmt.Sprintf("duplicate %d · rate %d · cap %d · invalid %d", d.Duplicate, d.Rate, d.Cap, d.Invalid), plain},
 			{" · redacted: ", faint}, {fmt.Sprintf("%d", t.Redacted.Total()), plain}},
 		{{"levels: ", faint}, {filters[m.filter].name, bold}, {" (l to change) · newest first", faint}},
@@ -210,7 +211,7 @@ func (m *Model) detail(w, h int) []string {
 			continue
 		}
 		line := []span{{dg.At.In(m.loc).Format("15:04:05") + " ", faint}, {fmt.Sprintf("%-7s ", dg.Level), levelStyle(dg.Level)}}
-		if src := relay.FrameSource(dg.Source); src != "" {
+		if src := frame.Source(dg.Source); src != "" {
 			line = append(line, span{"[" + src + "] ", bold})
 		}
 		body = append(body, append(line, span{dg.Message, plain}))

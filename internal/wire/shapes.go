@@ -97,6 +97,12 @@ type SpawnToken struct {
 	Token string `json:"token"`
 }
 
+// StatusDiagnostics is how many delivered reports a Status holds at most,
+// the newest (docs/protocol.md): what a viewer keeps when it adds an
+// event's report to a status. It is relay.MaxStatusDiagnostics, which a
+// test of package service checks, so that a viewer need not link the relay.
+const StatusDiagnostics = 20
+
 // Status is thread.status's: the thread and its latest diagnostics.
 type Status struct {
 	Path        string       `json:"path"`

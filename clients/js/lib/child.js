@@ -35,23 +35,35 @@ export async function openSession(options, hooks) {
   if (!socketPath || !token) throw notHosted("DIAGRELAY_SOCKET and DIAGRELAY_TOKEN must both be set");
   const timeout = options.timeout ?? CONNECT_TIMEOUT;
 
-  const sock = net.createConnection(socketPath);
+  /** @type {net.Socket} */
+  let sock = net.createConnection(socketPath);
   let timer;
+  let timedOut = false;
   const expired = new Promise((_, reject) => {
     timer = setTimeout(() => {
+      timedOut = true;
       const err = Object.assign(new Error(`diagrelay: no answer from ${socketPath} within ${timeout} ms`), { code: "ETIMEDOUT" });
       sock.destroy();
       reject(err);
     }, timeout);
   });
   try {
-    await Promise.race([
-      new Promise((resolve, reject) => {
-        sock.once("connect", resolve);
-        sock.once("error", reject);
-      }),
-      expired,
-    ]);
+    // A full listen backlog answers a Unix socket connect with EAGAIN, not
+    // a wait: try again, a little later each time, within the same bound.
+    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+      const s = sock;
+      const err = await Promise.race([
+        new Promise((resolve) => {
+          s.once("connect", () => resolve(null));
+          s.once("error", (e) => resolve(e));
+        }),
+        expired,
+      ]);
+      if (!err) break;
+      if (/** @type {NodeJS.ErrnoException} */ (err).code !== "EAGAIN" || timedOut) throw err;
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, wait)), expired]);
+      sock = net.createConnection(socketPath);
+    }
     const peer = new Peer(sock, sock, hooks);
     const hello = await Promise.race([peer.call("session.hello", { token }), expired]);
     const capability = await Promise.race([peer.call("diagnostic.probe"), expired]);
