@@ -171,8 +171,13 @@ export class Host {
     return this.#peer.call(method, params);
   }
 
-  /** open opens (or reopens) a runtime: {path, token, generation}. */
+  /**
+   * open opens (or reopens) a runtime: {path, token, generation}.
+   * @param {string} threadPath
+   * @param {{parent?: string, owner?: string, bind?: boolean}} [options]
+   */
   open(threadPath, { parent, owner, bind } = {}) {
+    /** @type {{path: string, parent?: string, owner?: string, bind?: boolean}} */
     const params = { path: threadPath };
     if (parent !== undefined) params.parent = parent;
     if (owner !== undefined) params.owner = owner;
