@@ -211,6 +211,15 @@ export class Host {
     await this.call("events.subscribe", {});
   }
 
+  /**
+   * spawnToken asks for a spawn token for threads strictly below
+   * threadPath: {path, token}. Only this process and its descendants can
+   * open threads with it (spawn.open, docs/protocol.md "Spawn tokens").
+   */
+  spawnToken(threadPath) {
+    return this.call("spawn.token", { path: threadPath });
+  }
+
   /** childEnv is the environment a child needs to reach this service. */
   childEnv(token) {
     return { DIAGRELAY_SOCKET: this.socket, DIAGRELAY_TOKEN: token };
