@@ -46,8 +46,10 @@ const (
 type Config struct {
 	URL       string // nats://host:port[,…]
 	CredsFile string // a NATS credentials file, or ""
-	// MonitorURL is the server's HTTP monitoring endpoint (http://host:8222),
-	// read for its sync setting (varz.go).
+	// MonitorURL is the servers' HTTP monitoring endpoints
+	// (http://host:8222), comma-separated: the connected server's and, in a
+	// JetStream cluster, every node's, each read for its sync setting
+	// (varz.go).
 	MonitorURL string
 	// AllowLazyFsync starts even on a JetStream that does not sync every
 	// write, or whose setting cannot be read.
@@ -92,9 +94,6 @@ func dial(ctx context.Context, c *Config, name string, create bool) (*link, erro
 	if c.URL == "" {
 		return nil, errors.New("cluster: no NATS URL")
 	}
-	if err := checkSync(ctx, c); err != nil {
-		return nil, err
-	}
 	opts := []nats.Option{nats.Name("diagrelay " + name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
 	if c.CredsFile != "" {
 		opts = append(opts, nats.UserCredentials(c.CredsFile))
@@ -110,6 +109,10 @@ func dial(ctx context.Context, c *Config, name string, create bool) (*link, erro
 	nc, err := nats.Connect(c.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connect %s: %w", c.URL, err)
+	}
+	if err := checkSync(ctx, c, nc.ConnectedServerId()); err != nil {
+		nc.Close()
+		return nil, err
 	}
 	l := &link{nc: nc}
 	if err := l.open(ctx, c, create); err != nil {

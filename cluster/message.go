@@ -95,6 +95,9 @@ func decodeCounts(b []byte) (countsMsg, [32]byte, error) {
 	if !ValidName(m.Boot) {
 		return m, h, fmt.Errorf("cluster: counts: boot %q", m.Boot)
 	}
+	if len(m.Redacted) == 0 {
+		m.Redacted = nil // {} and absent are the same: none redacted
+	}
 	for id, n := range m.Redacted {
 		if n < 0 || !ValidName(strings.ReplaceAll(id, ".", "_")) {
 			return m, h, fmt.Errorf("cluster: counts: redacted rule %q: %d", id, n)

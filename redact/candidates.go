@@ -148,9 +148,15 @@ func possible[T string | []byte](b *ruleBook, text T, longest int) bool {
 // an occurrence, in text or in its view (read as punctuationAsSpace
 // would make it).
 func candidates[T string | []byte](b *ruleBook, text T) ruleSet {
-	var run ruleSet
 	var rs textRuns
-	scanRuns(text, b.runK, &rs)
+	return candidatesRuns(b, text, &rs)
+}
+
+// candidatesRuns is candidates, leaving the run scan's findings in rs
+// (rs.longest: the decoding's gate, decode.go).
+func candidatesRuns[T string | []byte](b *ruleBook, text T, rs *textRuns) ruleSet {
+	var run ruleSet
+	scanRuns(text, b.runK, rs)
 	if !possible(b, text, rs.longest) {
 		return run
 	}

@@ -70,7 +70,13 @@
 //   - The global allowlist's `(?i)^true|false|null$` is anchored as
 //     `(?i)^(?:true|false|null)$` (upstream anchors only two of its words,
 //     so any secret starting with "true" or ending with "null" was allowed).
-//   - No base64 or hex decoding in this edition.
+//   - Decoding (decode.go): base64, base64url, hex, %XX and \uXXXX spans
+//     are decoded to depth 2; when the decoded text holds a finding, the
+//     whole encoded span becomes the marker.
+//   - The folded view (fold.go): the rules also run on the text with, in
+//     each run of secret characters, marks dropped, fullwidth ASCII made
+//     ASCII and Latin-lookalike Cyrillic and Greek letters made Latin; a
+//     finding there redacts the original span.
 //   - The "gitleaks:allow" comment is not honored: in a diagnostic it would
 //     let any child opt its text out.
 //   - The secret group is read from the match's own submatches; upstream

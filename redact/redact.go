@@ -33,8 +33,9 @@ func Text(text string) (string, diag.Redacted) {
 // caller holding bytes (the sanitize --redact filter) converts only a text
 // that may hold a secret.
 func Clear(text []byte) bool {
-	c := candidates(book(), text)
-	return c.empty()
+	var rs textRuns
+	c := candidatesRuns(book(), text, &rs)
+	return c.empty() && !mayDecode(text, rs.longest) && (rs.ascii || !mayFold(text))
 }
 
 // redact replaces matches until none is left: a match dropped for
@@ -52,16 +53,47 @@ func (b *ruleBook) redact(text string) (string, diag.Redacted) {
 }
 
 func (b *ruleBook) pass(text string) (string, diag.Redacted) {
+	hits := b.findHits(text, maxDecodeDepth)
+	if len(hits) == 0 {
+		return text, nil
+	}
+	hits = b.resolve(hits)
+	var out strings.Builder
+	out.Grow(len(text))
+	counts := make(diag.Redacted, len(hits))
+	at := 0
+	for _, h := range hits {
+		out.WriteString(text[at:h.start])
+		id := b.rules[h.rule].id
+		out.WriteString(Marker(id))
+		counts[id]++
+		at = h.end
+	}
+	out.WriteString(text[at:])
+	return out.String(), counts
+}
+
+// findHits returns every match in text (overlaps not yet resolved), and,
+// to depth, every encoded span whose decoded text holds one (decode.go),
+// and the matches of its folded view (fold.go).
+func (b *ruleBook) findHits(text string, depth int) []hit {
 	// The regexes read the text as it is (upstream's matches), then, if it
 	// has trailing punctuation, with that read as spaces (see the package
 	// doc): the same length, so offsets hold for both. Overlaps between the
 	// two are resolved like any others.
-	cands := candidates(b, text)
+	var rs textRuns
+	cands := candidatesRuns(b, text, &rs)
+	var hits []hit
+	if depth > 0 {
+		hits = b.decodedHits(text, rs.longest, depth)
+	}
+	if !rs.ascii {
+		hits = append(hits, b.foldedHits(text, depth)...)
+	}
 	if cands.empty() {
-		return text, nil
+		return hits
 	}
 	view := punctuationAsSpace(text)
-	var hits []hit
 	for i := range b.rules {
 		if !cands.has(i) {
 			continue
@@ -84,23 +116,7 @@ func (b *ruleBook) pass(text string) (string, diag.Redacted) {
 	if view != nil {
 		views.Put(view)
 	}
-	if len(hits) == 0 {
-		return text, nil
-	}
-	hits = b.resolve(hits)
-	var out strings.Builder
-	out.Grow(len(text))
-	counts := make(diag.Redacted, len(hits))
-	at := 0
-	for _, h := range hits {
-		out.WriteString(text[at:h.start])
-		id := b.rules[h.rule].id
-		out.WriteString(Marker(id))
-		counts[id]++
-		at = h.end
-	}
-	out.WriteString(text[at:])
-	return out.String(), counts
+	return hits
 }
 
 // accept decides about one match of rule r (index i) as upstream does

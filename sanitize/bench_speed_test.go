@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -60,11 +61,14 @@ func zalgoInput(n int) string {
 	return trimValid(b.String(), n)
 }
 
+// benchNFC times an NFC pass alone over in, into a buffer reused between
+// calls, as Clean reuses its own.
 func benchNFC(b *testing.B, in string) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
+	buf := make([]byte, 0, 2*len(in))
 	for b.Loop() {
-		norm.NFC.String(in)
+		buf = norm.NFC.AppendString(buf[:0], in)
 	}
 }
 
@@ -99,4 +103,22 @@ func BenchmarkCleanWordsCyrGreek(b *testing.B) {
 	in := wordsInput(mib, cyrGreekLetters)
 	Clean(in, 0)
 	benchClean(b, in, 0)
+}
+
+// TestSpeedInputs checks that the inputs of the speed targets are what
+// docs/sanitizer.md says, and logs their sizes (go test -v), which turn
+// the instruction counts of testdata/instructions.sh into counts a byte.
+func TestSpeedInputs(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   string
+	}{
+		{"hostile", hostileInput(mib)}, {"hostile mix", hostileMixInput(mib)}, {"Zalgo", zalgoInput(mib)},
+		{"ASCII words", wordsInput(mib, asciiLetters)}, {"Cyrillic/Greek words", wordsInput(mib, cyrGreekLetters)},
+	} {
+		if !utf8.ValidString(c.in) || len(c.in) < mib-64 {
+			t.Errorf("%s: %d bytes, valid %v", c.name, len(c.in), utf8.ValidString(c.in))
+		}
+		t.Logf("%s: %d bytes", c.name, len(c.in))
+	}
 }

@@ -24,6 +24,8 @@ func TestCellRules(t *testing.T) {
 		{name: "a joiner and a selector at the start", in: "\u200D\uFE0F\u0301x", want: "x"},
 		{name: "vowel jamo at the start", in: "\u1161\u1161\u11A8가", want: "가"},
 		{name: "a skin tone at the start draws its own cell", in: "🏽 ok", want: "🏽 ok"},
+		{name: "so does a halfwidth sound mark", in: "\uFF9F\uFF65ok", want: "\uFF9F\uFF65ok"},
+		{name: "a spacing mark at the start", in: "\u093E\u0915", want: "\u0915"},
 		{name: "escapes and spaces before the marks", in: "\x1b[31m \t\u0301\u0301a", want: "a"},
 		{name: "NFD Korean is Korean", in: norm.NFD.String("대한민국헌법 제일조"), want: "대한민국헌법 제일조"},
 		{name: "Old Hangul keeps its jamo", in: strings.Repeat("ᄒᆞᆫ", 40), want: strings.Repeat("ᄒᆞᆫ", 40)},

@@ -76,6 +76,9 @@ func (c *cleaner[T]) feed(s T, final bool) int {
 		case p&runMask == runProps && c.runN == 0 && !c.glue:
 			i = c.textRun(s, i)
 			continue
+		case isRunMark(p) && c.prev == prevVisible && c.runN == 0 && !c.space && !c.noLow:
+			i = c.markRun(s, i)
+			continue
 		case p.kind() == kindKeep:
 			c.keepRune(p, i, i+size)
 		case p.kind() == kindSpace:

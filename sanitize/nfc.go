@@ -18,11 +18,15 @@ import (
 var (
 	pairsOnce sync.Once
 	pairs     map[uint64]rune // starter<<32 | mark -> primary composite
-	composes  map[rune]bool   // marks that are the second of some pair
+	// composes has a bit for each character that is the second of some
+	// pair (all below composesLen), so that most marks need no map look-up.
+	composes [composesLen / 64]uint64
 )
 
+const composesLen = 0x20000
+
 func buildPairs() {
-	pairs, composes = map[uint64]rune{}, map[rune]bool{}
+	pairs = map[uint64]rune{}
 	for r := rune(0xC0); r < 0x20000; r++ {
 		if 0xAC00 <= r && r < 0xD7A4 || 0xD800 <= r && r < 0xE000 {
 			continue // Hangul is algorithmic
@@ -36,7 +40,7 @@ func buildPairs() {
 		first := []rune(norm.NFC.String(string(d[:len(d)-1])))
 		if len(first) == 1 && norm.NFC.String(string(first[0])+string(last)) == s {
 			pairs[uint64(first[0])<<32|uint64(last)] = r
-			composes[last] = true
+			composes[last>>6] |= 1 << (last & 63) // (every second is below 0x20000, as r is)
 		}
 	}
 }
@@ -53,8 +57,14 @@ func fastNFC[S text](dst []byte, seg S) ([]byte, bool) {
 	var cc [maxNonStarters + 4]uint8
 	n := 0
 	for i := 0; i < len(seg); {
-		r, size := utf8.DecodeRuneInString(head(seg, i))
-		if n == len(rs) || r == utf8.RuneError {
+		var r rune
+		size := 1
+		if b := seg[i]; b < utf8.RuneSelf {
+			r = rune(b)
+		} else if r, size = decode(seg, i); size == 0 {
+			return dst, false
+		}
+		if n == len(rs) {
 			return dst, false
 		}
 		p := lookup(r)
@@ -75,7 +85,7 @@ func fastNFC[S text](dst []byte, seg S) ([]byte, bool) {
 		switch {
 		case hangulL <= s && s < hangulL+hangulLN && len(marks) <= 2 && hangulV <= marks[0] && marks[0] < hangulV+hangulVN:
 			s = hangulS + ((s-hangulL)*hangulVN+marks[0]-hangulV)*hangulTN
-			marks, ccs = marks[1:], ccs[1:]
+			marks = marks[1:]
 			if len(marks) == 1 && hangulT < marks[0] && marks[0] < hangulT+hangulTN {
 				s += marks[0] - hangulT
 				marks = marks[:0]
@@ -90,12 +100,20 @@ func fastNFC[S text](dst []byte, seg S) ([]byte, bool) {
 		}
 		return utf8.AppendRune(dst, s), true
 	}
-	// Stable insertion sort by class; every mark has a non-zero class.
 	for i := range marks {
 		if ccs[i] == 0 {
 			return dst, false
 		}
 	}
+	return composeMarks(dst, s, marks, ccs), true
+}
+
+// composeMarks appends the NFC form of the starter s followed by marks,
+// whose classes ccs are all non-zero, where neither s nor any mark has a
+// decomposition: the marks sorted by class (stably), then canonical
+// composition of the starter with each mark it is not blocked from. It
+// sorts marks and ccs in place.
+func composeMarks(dst []byte, s rune, marks []rune, ccs []uint8) []byte {
 	for i := 1; i < len(marks); i++ {
 		for j := i; j > 0 && ccs[j-1] > ccs[j]; j-- {
 			marks[j-1], marks[j] = marks[j], marks[j-1]
@@ -106,7 +124,7 @@ func fastNFC[S text](dst []byte, seg S) ([]byte, bool) {
 	kept := 0
 	last := uint8(0) // class of the last mark kept: a mark of that class is blocked
 	for i, m := range marks {
-		if (kept == 0 || last < ccs[i]) && composes[m] {
+		if (kept == 0 || last < ccs[i]) && m < composesLen && composes[m>>6]>>(m&63)&1 != 0 {
 			if c, ok := pairs[uint64(s)<<32|uint64(m)]; ok {
 				s = c
 				continue
@@ -119,7 +137,7 @@ func fastNFC[S text](dst []byte, seg S) ([]byte, bool) {
 	for _, m := range marks[:kept] {
 		dst = utf8.AppendRune(dst, m)
 	}
-	return dst, true
+	return dst
 }
 
 func isJamoVT(r rune) bool {

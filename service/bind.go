@@ -144,16 +144,47 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 		}
 		return nil
 	}
-	defer bp.mu.Unlock()
 	if bp.stopped {
+		bp.mu.Unlock()
 		return wire.Errorf(wire.CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
 	ref, err := peercred.Peer(c.nc, cred, true)
 	if err != nil {
+		bp.mu.Unlock()
 		return c.refusePeer(b, "the connecting process has exited")
 	}
 	c.s.claimLocked(b, ref, cred)
+	bp.mu.Unlock()
+	c.s.closeHostsUnder(b, ref)
 	return nil
+}
+
+// closeHostsUnder closes the socket host connections whose process is
+// ref, the process that just claimed bound token b, or a descendant of it:
+// a child's process that said hello with host.token before its first
+// bound hello must not stay the host (admitHost refuses such a hello
+// after the claim). Each is counted as a refused hello of b's thread.
+func (s *Server) closeHostsUnder(b *binding, ref *procRef) {
+	s.mu.Lock()
+	var hosts []*conn
+	for h := range s.conns {
+		if !h.fixedHost && h.nc != nil && h.auth() == stateHost && h.cred.known && h.cred.pid > 0 {
+			hosts = append(hosts, h)
+		}
+	}
+	s.mu.Unlock()
+	for _, h := range hosts {
+		if !descendsFrom(h.cred, nil, ref) {
+			continue
+		}
+		s.stats.peerRefused.Add(1)
+		s.peers.mu.Lock()
+		s.peers.threadLocked(b.path).refused++
+		s.peers.mu.Unlock()
+		s.log.Warn("closed a host connection of a bound child's process", "thread", b.path,
+			"pid", h.cred.pid, "uid", h.cred.uid, "exe", sanitize.Source(exePath(h.cred.pid)))
+		h.kill()
+	}
 }
 
 // claimLocked makes ref, the process of cred (its procRef made with

@@ -99,25 +99,30 @@ type conn struct {
 	// ownCost is what a pending peer is charged to (cost.go).
 	ownCost *costBucket
 
-	qmu      sync.Mutex
-	queue    []byte        // frames to write, newlines included, one after another; guarded by qmu
-	unsent   int           // bytes in queue or being written; guarded by qmu
-	budgeted int           // of unsent, bytes counted in Server.budget; guarded by its mu
-	budgetAt *list.Element // in Server.budget.queued while budgeted > 0; guarded by its mu
-	wake     chan struct{} // (1) something was queued
-	room     chan struct{} // (1) the writer took the queue
-	stop     chan struct{} // stateDraining: closed by finish
-	stopOnce sync.Once
-	gone     chan struct{} // stateGone: closed by kill
-	goneOnce sync.Once
-	unpause  chan struct{} // closed by revoke: a paced connection stops waiting
-	pause    time.Duration // wait this long before the next frame; loop goroutine only
-	written  chan struct{} // stateClosed: closed when the writer has ended
+	qmu     sync.Mutex
+	queue   []byte    // frames to write, newlines included, one after another; guarded by qmu
+	writing bool      // a writer goroutine runs; guarded by qmu
+	ended   bool      // the last writer has closed written; guarded by qmu
+	out     io.Writer // where the writer writes: the socket, or the host's stdout
+	// writeFailed: a write failed, so the rest is dropped. Only the writer
+	// running touches it; writers run one after another, ordered by qmu.
+	writeFailed bool
+	unsent      int           // bytes in queue or being written; guarded by qmu
+	budgeted    int           // of unsent, bytes counted in Server.budget; guarded by its mu
+	budgetAt    *list.Element // in Server.budget.queued while budgeted > 0; guarded by its mu
+	room        chan struct{} // (1) the writer took the queue
+	stop        chan struct{} // stateDraining: closed by finish
+	stopOnce    sync.Once
+	gone        chan struct{} // stateGone: closed by kill
+	goneOnce    sync.Once
+	unpause     chan struct{} // closed by revoke: a paced connection stops waiting
+	pause       time.Duration // wait this long before the next frame; loop goroutine only
+	written     chan struct{} // stateClosed: closed when the writer has ended
 }
 
 func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 	c := &conn{s: s, nc: nc, fixedHost: host,
-		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), stop: make(chan struct{}),
+		out: nc, room: make(chan struct{}, 1), stop: make(chan struct{}),
 		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
 	var ready func() error
 	if nc != nil {
@@ -186,8 +191,7 @@ func (c *conn) revoked() bool { return c.auth() == stateRevoked }
 // serve runs c until its input ends, it is killed or revoked, or Shutdown.
 // Until its descriptor is closed the connection counts toward MaxPending
 // and its token's MaxConnsPerChild, however its peer left.
-func (s *Server) serve(c *conn, w io.Writer) error {
-	go c.writer(w)
+func (s *Server) serve(c *conn) error {
 	defer func() {
 		c.finish() // every queued reply is out before the connection closes
 		if c.nc != nil {
@@ -238,32 +242,50 @@ func (c *conn) unbind() {
 	}
 }
 
-// finish tells the writer to write what is queued and end. Frames queued
-// after it may be lost.
-func (c *conn) finish() { c.stopOnce.Do(func() { close(c.stop) }) }
+// finish tells the writer to write what is queued and end (starting one
+// if none runs, so that written is closed). Frames queued after it may be
+// lost.
+func (c *conn) finish() {
+	c.stopOnce.Do(func() {
+		c.qmu.Lock()
+		close(c.stop)
+		start := c.startWriterLocked()
+		c.qmu.Unlock()
+		if start {
+			go c.writer()
+		}
+	})
+}
 
 // writer writes what is queued, a batch at a time straight from the
 // queue's buffer: the bytes counted are the bytes held (no per-frame
 // allocations, no copy into a second buffer). A failed write to a socket
 // peer disconnects it: its peer is gone, so nothing more is read either.
-func (c *conn) writer(w io.Writer) {
-	defer close(c.written)
-	failed := false
+//
+// It runs only while there is something to write (startWriter): an idle
+// connection has one goroutine, its loop, not two (with 10,000 children
+// connected the writers' goroutines were a fifth of serve's memory). After
+// finish it writes what is left and closes written.
+func (c *conn) writer() {
 	var spare []byte
 	for {
-		stopping := false
-		select {
-		case <-c.wake:
-		case <-c.stop:
-			stopping = true
-		}
 		c.qmu.Lock()
 		batch := c.queue
+		if len(batch) == 0 {
+			c.writing = false
+			ended := isClosed(c.stop)
+			c.ended = ended
+			c.qmu.Unlock()
+			if ended {
+				close(c.written)
+			}
+			return
+		}
 		c.queue = spare
 		c.qmu.Unlock()
-		if !failed && len(batch) > 0 {
-			if _, err := w.Write(batch); err != nil {
-				failed = true // from here on, frames are dropped: the peer is gone
+		if !c.writeFailed {
+			if _, err := c.out.Write(batch); err != nil {
+				c.writeFailed = true // from here on, frames are dropped: the peer is gone
 				if c.fixedHost {
 					c.s.log.Warn("writing to the host failed", "err", err)
 				} else {
@@ -285,15 +307,17 @@ func (c *conn) writer(w io.Writer) {
 		case c.room <- struct{}{}:
 		default:
 		}
-		if stopping {
-			c.qmu.Lock()
-			empty := len(c.queue) == 0
-			c.qmu.Unlock()
-			if empty {
-				return
-			}
-		}
 	}
+}
+
+// startWriterLocked reports whether a writer must be started for what
+// was just queued (or for finish), and marks it running. c.qmu held.
+func (c *conn) startWriterLocked() bool {
+	if c.writing || c.ended {
+		return false
+	}
+	c.writing = true
+	return true
 }
 
 func (c *conn) loop() error {
@@ -431,11 +455,16 @@ func (c *conn) pushWithin(b []byte, max int, evictSelf bool) bool {
 		return false
 	}
 	fits, victims := c.s.budget.take(c, len(b))
+	start := false
 	if fits {
 		c.unsent += len(b)
 		c.queue = append(c.queue, b...)
+		start = c.startWriterLocked()
 	}
 	c.qmu.Unlock()
+	if start {
+		go c.writer()
+	}
 	for _, v := range victims {
 		c.s.overBudget(v)
 	}
@@ -444,10 +473,6 @@ func (c *conn) pushWithin(b []byte, max int, evictSelf bool) bool {
 			c.s.overBudget(c)
 		}
 		return false
-	}
-	select {
-	case c.wake <- struct{}{}:
-	default:
 	}
 	return true
 }

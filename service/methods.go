@@ -113,6 +113,13 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 		}
 		c.unbind()
 		c.authenticate(stateHost)
+		// A bound child's claim between the check and now closes the host
+		// connections it finds (bind.go); one that was not yet the host
+		// when it looked is refused here.
+		if e := c.admitHost(); e != nil {
+			c.kill()
+			return nil, e
+		}
 		c.s.authenticated(c)
 		return wire.HostHello{Role: wire.RoleHost}, nil
 	}

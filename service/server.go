@@ -333,7 +333,7 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		go func() {
 			defer nc.Close()
-			s.serve(c, nc)
+			s.serve(c)
 		}()
 	}
 }
@@ -342,6 +342,7 @@ func (s *Server) Serve(l net.Listener) error {
 // ends or Shutdown. The stdio peer is the host without any hello.
 func (s *Server) ServeHost(r io.Reader, w io.Writer) error {
 	c := s.newConn(r, nil, true)
+	c.out = w
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
@@ -350,7 +351,7 @@ func (s *Server) ServeHost(r io.Reader, w io.Writer) error {
 	s.conns[c] = struct{}{}
 	s.peakConns = max(s.peakConns, len(s.conns))
 	s.mu.Unlock()
-	return s.serve(c, w)
+	return s.serve(c)
 }
 
 // addPending registers a new socket peer, closing the oldest pending one

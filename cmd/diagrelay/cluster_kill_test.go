@@ -48,13 +48,13 @@ func clusterKillRun(t *testing.T) {
 	t.Logf("cluster up in %v", time.Since(start).Round(100*time.Millisecond))
 	dir := shortTempDir(t)
 	homeData, homeSock := filepath.Join(dir, "home"), filepath.Join(dir, "h.sock")
-	homeFlags := []string{"--cluster", nc.URL, "--nats-monitor", nc.Monitors[0], "--nats-replicas", "3"}
+	homeFlags := []string{"--cluster", nc.URL, "--nats-monitor", strings.Join(nc.Monitors, ","), "--nats-replicas", "3"}
 	edgeNames := []string{"e1", "e2"}
 	edgeData := func(i int) string { return filepath.Join(dir, edgeNames[i]) }
 	edgeSock := func(i int) string { return filepath.Join(dir, edgeNames[i]+".sock") }
 	startEdge := func(i int) *edgeProc {
 		return startEdgeArgs(t, func(args ...string) *exec.Cmd { return diagrelayCmd(t.Context(), t, nil, args...) },
-			edgeData(i), edgeSock(i), "--join", nc.URL, "--nats-monitor", nc.Monitors[(i+1)%3], "--name", edgeNames[i])
+			edgeData(i), edgeSock(i), "--join", nc.URL, "--nats-monitor", strings.Join(nc.Monitors, ","), "--name", edgeNames[i])
 	}
 
 	home := startServer(t, homeData, homeSock, homeFlags...)

@@ -356,6 +356,8 @@ func BenchmarkServeScaleRSS(b *testing.B) {
 		}
 		b.ReportMetric(idle/1024, "idle-RSS-MB")
 		b.ReportMetric(procKB(b, pid, "VmRSS")/1024, "RSS-MB")
+		time.Sleep(5 * time.Second) // serve returns a churn's memory a second after it (service/memreturn.go)
+		b.ReportMetric(procKB(b, pid, "VmRSS")/1024, "RSS-MB-after-5s")
 		b.ReportMetric(procKB(b, pid, "VmHWM")/1024, "peak-RSS-MB")
 	}
 }

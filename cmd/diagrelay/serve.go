@@ -33,8 +33,9 @@ serve the home: its threads are kept in the cluster's bucket and the reports
 that edges admitted are delivered here. --join URL makes it an edge on
 another machine: children only, no host and no mailbox; each admitted
 report is stored in the stream before the child's reply. Both refuse a
-JetStream that does not sync every write to disk, read from --nats-monitor,
-unless --allow-lazy-fsync.`,
+JetStream that does not sync every write to disk, read from --nats-monitor
+(the connected server's monitoring URL and, in a JetStream cluster, every
+node's, comma-separated), unless --allow-lazy-fsync.`,
 		Env: []string{envRuntimeDir, envStateHome},
 		Exit: []string{
 			"0  stopped cleanly (a signal, or the stdio host closed stdin)",
@@ -60,7 +61,7 @@ unless --allow-lazy-fsync.`,
 	fs.StringVar(&home, "cluster", "", "be a cluster's home: the NATS JetStream at this `url` (nats://host:4222)")
 	fs.StringVar(&join, "join", "", "be a cluster's edge: children only, their reports to the home through the NATS JetStream at this `url`")
 	fs.StringVar(&o.Cluster.CredsFile, "creds", "", "NATS credentials `file` for --cluster or --join")
-	fs.StringVar(&o.Cluster.MonitorURL, "nats-monitor", "", "the NATS server's monitoring `url` (http://host:8222), read for its sync setting")
+	fs.StringVar(&o.Cluster.MonitorURL, "nats-monitor", "", "the NATS servers' monitoring `urls` (http://host:8222), comma-separated: every node's, each read for its sync setting")
 	fs.BoolVar(&o.Cluster.AllowLazyFsync, "allow-lazy-fsync", false, "start on a JetStream that may acknowledge a write before it is on disk")
 	fs.IntVar(&o.Cluster.Replicas, "nats-replicas", 1, "servers that keep the cluster's stream and bucket (--cluster; 3 on a three-node JetStream)")
 	fs.StringVar(&o.EdgeName, "name", "", "the edge's `name` at its first start (default edge-<random>; kept in DIR/edge.db)")

@@ -2,10 +2,12 @@ package natstest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +59,7 @@ type Cluster struct {
 type Node struct {
 	Name, Conf, Dir string
 	Monitor         string
+	conf            string // the configuration but the end of its jetstream block
 	cmd             *exec.Cmd
 	done            chan struct{}
 	stderr          *strings.Builder
@@ -64,8 +67,9 @@ type Node struct {
 
 // StartCluster starts n nodes and waits until every one is healthy
 // (JetStream current, a meta leader elected); they are killed when the
-// test ends.
-func StartCluster(t testing.TB, n int) *Cluster {
+// test ends. The nodes numbered in lazy (0 is the first) keep JetStream's
+// default sync interval instead of syncing every write.
+func StartCluster(t testing.TB, n int, lazy ...int) *Cluster {
 	t.Helper()
 	dir := t.TempDir()
 	type ports struct{ client, http, route int }
@@ -81,16 +85,13 @@ func StartCluster(t testing.TB, n int) *Cluster {
 		nd := &Node{Name: fmt.Sprintf("n%d", i+1), Dir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
 			Monitor: fmt.Sprintf("http://127.0.0.1:%d", p.http)}
 		nd.Conf = nd.Dir + ".conf"
-		conf := fmt.Sprintf(`server_name: %s
+		nd.conf = fmt.Sprintf(`server_name: %s
 listen: 127.0.0.1:%d
 http: 127.0.0.1:%d
-jetstream { store_dir: %q, sync_interval: always }
 cluster { name: diagrelay, listen: 127.0.0.1:%d, routes: [%s] }
-`, nd.Name, p.client, p.http, nd.Dir, p.route, strings.Join(routes, ", "))
-		if err := os.WriteFile(nd.Conf, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
+jetstream { store_dir: %q`, nd.Name, p.client, p.http, p.route, strings.Join(routes, ", "), nd.Dir)
 		c.Nodes = append(c.Nodes, nd)
+		c.SetLazy(i, slices.Contains(lazy, i))
 		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", p.client))
 		c.Monitors = append(c.Monitors, nd.Monitor)
 	}
@@ -107,6 +108,21 @@ cluster { name: diagrelay, listen: 127.0.0.1:%d, routes: [%s] }
 		c.WaitHealthy(i)
 	}
 	return c
+}
+
+// SetLazy writes node i's configuration with JetStream's default sync
+// interval (lazy) or syncing every write; it takes effect at the node's
+// next start.
+func (c *Cluster) SetLazy(i int, lazy bool) {
+	c.t.Helper()
+	nd := c.Nodes[i]
+	conf := nd.conf + ", sync_interval: always }\n"
+	if lazy {
+		conf = nd.conf + " }\n"
+	}
+	if err := os.WriteFile(nd.Conf, []byte(conf), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 func (c *Cluster) start(i int) {
@@ -155,13 +171,18 @@ func (c *Cluster) WaitHealthy(i int) {
 	nd := c.Nodes[i]
 	deadline := time.Now().Add(60 * time.Second)
 	client := &http.Client{Timeout: time.Second}
+	var last string // the last answer, for a failure's story
 	for {
 		resp, err := client.Get(nd.Monitor + "/healthz")
 		if err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return
 			}
+			last = resp.Status + " " + string(b)
+		} else {
+			last = err.Error()
 		}
 		select {
 		case <-nd.done:
@@ -169,7 +190,7 @@ func (c *Cluster) WaitHealthy(i int) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("natstest: node %s not healthy within 60 s (%v)", nd.Name, err)
+			c.t.Fatalf("natstest: node %s not healthy within 60 s: %s", nd.Name, last)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
