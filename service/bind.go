@@ -164,17 +164,17 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 // a child's process that said hello with host.token before its first
 // bound hello must not stay the host (admitHost refuses such a hello
 // after the claim). Each is counted as a refused hello of b's thread.
-func (s *Server) closeHostsUnder(b *binding, ref *procRef) {
+func (s *Server) closeHostsUnder(b *binding, ref *peercred.Proc) {
 	s.mu.Lock()
 	var hosts []*conn
 	for h := range s.conns {
-		if !h.fixedHost && h.nc != nil && h.auth() == stateHost && h.cred.known && h.cred.pid > 0 {
+		if !h.fixedHost && h.nc != nil && h.auth() == stateHost && h.cred.Known && h.cred.PID > 0 {
 			hosts = append(hosts, h)
 		}
 	}
 	s.mu.Unlock()
 	for _, h := range hosts {
-		if !descendsFrom(h.cred, nil, ref) {
+		if !peercred.DescendsFrom(h.cred, nil, ref) {
 			continue
 		}
 		s.stats.peerRefused.Add(1)
@@ -182,7 +182,7 @@ func (s *Server) closeHostsUnder(b *binding, ref *procRef) {
 		s.peers.threadLocked(b.path).refused++
 		s.peers.mu.Unlock()
 		s.log.Warn("closed a host connection of a bound child's process", "thread", b.path,
-			"pid", h.cred.pid, "uid", h.cred.uid, "exe", sanitize.Source(exePath(h.cred.pid)))
+			"pid", h.cred.PID, "uid", h.cred.UID, "exe", sanitize.Source(peercred.ExePath(h.cred.PID)))
 		h.kill()
 	}
 }
