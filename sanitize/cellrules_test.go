@@ -33,6 +33,7 @@ func TestCellRules(t *testing.T) {
 		{name: "jamo leave the marks of the next cluster", in: norm.NFD.String("각각각각") + "e" + strings.Repeat("\u0301", 9), want: "각각각각é" + strings.Repeat("\u0301", 7)},
 		{name: "Tibetan \\u0fac counts its two marks", in: "\u0f40\u0fac" + strings.Repeat("\u0301", 7), want: "\u0f40\u0fab\u0fb7" + strings.Repeat("\u0301", 6)},
 		{name: "Tibetan \\u0f4d counts its mark", in: "\u0f4d" + strings.Repeat("\u0f72", 9), want: "\u0f4c\u0fb7" + strings.Repeat("\u0f72", 5)},
+		{name: "a skin tone counts one mark, in a run as one at a time", in: "x 👍🏽" + strings.Repeat("\u0301", 9), want: "x 👍🏽" + strings.Repeat("\u0301", 7)},
 		{name: "the Khitan filler after Latin letters goes", in: "ab\U00016FE4\U00016FE4c", want: "abc"},
 		{name: "the Khitan filler after Khitan stays, once", in: "\U00018B00\U00016FE4\U00016FE4 \U00018B05\U00016FE4", want: "\U00018B00\U00016FE4 \U00018B05\U00016FE4"},
 		{name: "the Khitan filler after a space goes", in: "\U00018B00 \U00016FE4", want: "\U00018B00"},
