@@ -186,6 +186,7 @@ func (c *conn) spawnOpen(raw []byte) (any, *wire.Error) {
 	b.bound.mu.Lock()
 	s.claimLocked(b, self, cred)
 	b.bound.mu.Unlock()
+	s.closeHostsUnder(b, self) // as any claim: a child's process is not the host
 	return wire.OpenResult{Path: b.path, Token: b.token, Generation: b.gen}, nil
 }
 
