@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
@@ -79,9 +80,9 @@ type conn struct {
 	fr        *frameReader
 	nc        net.Conn // nil for the stdio host
 	fixedHost bool
-	state     atomic.Int32 // a connState up to stateRevoked; see its doc
-	child     *binding     // set by session.hello with a child token; loop goroutine only
-	cred      peerCred     // the socket peer's credentials, read at accept (bind.go)
+	state     atomic.Int32  // a connState up to stateRevoked; see its doc
+	child     *binding      // set by session.hello with a child token; loop goroutine only
+	cred      peercred.Cred // the socket peer's credentials, read at accept (bind.go)
 
 	// waitInput blocks until the socket has bytes or has ended, and says
 	// whether its peer is gone (nil: the stdio host, or no descriptor);
@@ -125,7 +126,7 @@ func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
 	var ready func() error
 	if nc != nil {
-		if c.waitInput = waitReadable(nc); c.waitInput != nil {
+		if c.waitInput = peercred.WaitReadable(nc); c.waitInput != nil {
 			ready = c.inputReady
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/peercred"
 )
 
 // Fairness by cost (service/doc.go, "No child can slow another"). A
@@ -113,7 +115,7 @@ func (c *conn) throttle() (waited bool) {
 		}
 		// In slices, looking between them for a peer that left: a paced
 		// connection whose peer is gone is dropped, not waited out.
-		if c.nc != nil && peerGone(c.nc) {
+		if c.nc != nil && peercred.Gone(c.nc) {
 			c.kill()
 			return waited
 		}
@@ -158,7 +160,7 @@ func (m meteredReader) Read(p []byte) (int, error) {
 	waited := m.c.throttle()
 	polled := m.c.polled && !waited // inputReady has just looked
 	m.c.polled = false
-	if m.c.nc != nil && !polled && peerGone(m.c.nc) {
+	if m.c.nc != nil && !polled && peercred.Gone(m.c.nc) {
 		m.c.kill()
 		return 0, errPeerGone
 	}

@@ -41,7 +41,7 @@
 //
 // At accept the server reads the peer's credentials from the kernel
 // (SO_PEERCRED on Linux, LOCAL_PEERCRED and LOCAL_PEERPID on macOS;
-// peer_linux.go, peer_darwin.go) and closes a peer whose uid is neither
+// internal/peercred) and closes a peer whose uid is neither
 // its own nor 0 before reading from it. Root is let in because it can
 // read any process's memory anyway; its hellos are checked like anyone's.
 // A token opened with bind (or under Config.BindPeer) belongs to the

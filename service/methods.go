@@ -6,6 +6,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -170,7 +171,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	if p.Bind != nil {
 		bind = *p.Bind
 	}
-	if bind && !peerBinding {
+	if bind && !peercred.Binding {
 		return nil, wire.Errorf(wire.CodeInvalidParams, "params: field \"bind\": this system gives no peer credentials, so a token cannot be bound")
 	}
 	c.s.openMu.Lock()
