@@ -72,7 +72,7 @@ function onPath(PATH) {
 }
 
 /**
- * findBinary resolves the binary in the order of SPEC §11.4. When none is
+ * findBinary resolves the binary in the order docs/pi.md gives. When none is
  * found it throws an Error (code "ERR_DIAGRELAY_NO_BINARY") that names
  * each place tried and what to install.
  * @param {{bin?: string, env?: NodeJS.ProcessEnv}} [options]

@@ -1,4 +1,4 @@
-// The binary travels with the package (SPEC §11.4): pack the main package
+// The binary travels with the package (docs/pi.md, "The binary"): pack the main package
 // and the linux-x64 one (built by clients/js/scripts/build-platforms.sh),
 // install both tarballs into an empty directory, and start a Host with a
 // PATH that has neither go nor diagrelay. Without the platform package the

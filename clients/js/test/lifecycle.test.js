@@ -1,4 +1,4 @@
-// The Bridge's lifecycle against a real serve (SPEC §11.3): close is
+// The Bridge's lifecycle against a real serve (docs/pi.md): close is
 // bounded even when serve is stalled (SIGSTOP), destroy ends at once, the
 // probe is not answered once closing starts, an idle bridge never holds the
 // process, connect and hello are bounded, and {optional: true} means null.
