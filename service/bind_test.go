@@ -220,6 +220,84 @@ func TestBoundChildCannotBecomeTheHost(t *testing.T) {
 	e.dial(hostToken).mustCall("thread.list", nil)
 }
 
+// A child's process that said hello as the host before its first bound
+// hello does not stay the host: the claim closes its host connection, and
+// those of its descendants, each counted as refused; a host connection of
+// an unrelated process (the test) stays, and so does that of the process
+// that started the claimer (a parent pi is its children's host).
+func TestClaimClosesHosts(t *testing.T) {
+	e := start(t, relay.ModeRPC)
+	unrelated := e.dial(hostToken)
+	unrelated.mustCall("thread.list", nil)
+
+	// The claiming process itself.
+	tok := openBound(t, e, "/root/self", &yes)
+	a := startHelper(t, e, "a", hostToken, helperOptions{token2: tok})
+	if h := a.expectHello("a"); h["error"] != nil {
+		t.Fatalf("a's host hello: %v", h)
+	}
+	if h := a.expect("a second"); decode(t, h)["error"] != nil {
+		t.Fatalf("a's bound hello: %s", h)
+	}
+	a.expect("a closed") // its host connection
+	if st := statusPeer(t, e, "/root/self"); st.PeerRefused != 1 {
+		t.Fatalf("peer_refused %d, want 1", st.PeerRefused)
+	}
+
+	// Its descendant, host first; the claimer's own first connection is
+	// a host connection too.
+	tok2 := openBound(t, e, "/root/desc", &yes)
+	b := startHelper(t, e, "b", hostToken, helperOptions{spawnFirst: true, childToken: hostToken, token2: tok2})
+	if h := b.expectHello("b"); h["error"] != nil {
+		t.Fatalf("b's host hello: %v", h)
+	}
+	if h := b.expectHello("b/child"); h["error"] != nil {
+		t.Fatalf("b's child's host hello: %v", h)
+	}
+	if h := b.expect("b second"); decode(t, h)["error"] != nil {
+		t.Fatalf("b's bound hello: %s", h)
+	}
+	for want := map[string]bool{"b closed": true, "b/child closed": true}; len(want) > 0; {
+		select {
+		case l := <-b.lines:
+			delete(want, l)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("host connections still open: %v", want)
+		}
+	}
+	if st := statusPeer(t, e, "/root/desc"); st.PeerRefused != 2 {
+		t.Fatalf("peer_refused %d, want 2", st.PeerRefused)
+	}
+
+	// The claimer's parent: a host whose child claims a token.
+	tok3 := openBound(t, e, "/root/parent", &yes)
+	p := startHelper(t, e, "p", hostToken, helperOptions{spawn: true, childToken: tok3})
+	if h := p.expectHello("p"); h["error"] != nil {
+		t.Fatalf("p's host hello: %v", h)
+	}
+	if h := p.expectHello("p/child"); h["error"] != nil {
+		t.Fatalf("p's child's bound hello: %v", h)
+	}
+	if st := statusPeer(t, e, "/root/parent"); st.PeerRefused != 0 {
+		t.Fatalf("the parent's host connection was refused: %+v", st)
+	}
+	if n := e.srv.Stats().PeerRefused; n != 3 {
+		t.Fatalf("Stats.PeerRefused = %d, want 3", n)
+	}
+	unrelated.mustCall("thread.list", nil)
+	time.Sleep(100 * time.Millisecond) // a close would have come by now
+	for {
+		select {
+		case l := <-p.lines:
+			if l == "p closed" {
+				t.Fatal("the parent's host connection was closed")
+			}
+		default:
+			return
+		}
+	}
+}
+
 // A peer of another user (nobody) is closed before anything it sends is
 // read; root peers and the service's own user are let in.
 func TestPeerOfAnotherUserIsClosed(t *testing.T) {

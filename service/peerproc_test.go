@@ -48,6 +48,15 @@ func helperMain() int {
 	}
 	defer c.Close()
 	say("hello %s", reply)
+	if os.Getenv("DR_SPAWN_FIRST") != "" {
+		// The child's hello comes before this process's second one.
+		cmd, done := spawnHelper(label, os.Getenv("DR_CHILD_TOKEN"))
+		if cmd == nil {
+			return 1
+		}
+		defer cmd.Wait()
+		<-done
+	}
 	if tok := os.Getenv("DR_TOKEN2"); tok != "" {
 		c2, reply := helperHello(tok)
 		if c2 == nil {
@@ -78,6 +87,39 @@ func helperMain() int {
 	}()
 	io.Copy(io.Discard, os.Stdin)
 	return 0
+}
+
+// spawnHelper starts a child helper saying hello with token, its output
+// passed on to this process's; done is closed once its hello's line is.
+func spawnHelper(label, token string) (*exec.Cmd, <-chan struct{}) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "DR_HELPER_SPAWN=", "DR_SPAWN_FIRST=", "DR_TOKEN2=", "DR_TOKEN="+token, "DR_LABEL="+label+"/child")
+	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Printf("%s error %v\n", label, err)
+		return nil, nil
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Printf("%s error %v\n", label, err)
+		return nil, nil
+	}
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		first := true
+		for sc.Scan() {
+			fmt.Println(sc.Text())
+			if first {
+				first = false
+				close(done)
+			}
+		}
+		if first {
+			close(done)
+		}
+	}()
+	return cmd, done
 }
 
 // helperHello dials DR_SOCKET and says hello with token; it returns the
@@ -111,6 +153,7 @@ func helperHello(token string) (net.Conn, string) {
 // the same token), say hello a second time with token2, run exe as cred.
 type helperOptions struct {
 	spawn              bool
+	spawnFirst         bool // the child says hello (childToken) before the helper's second hello
 	childToken, token2 string
 	cred               *syscall.Credential
 	exe                string
@@ -138,6 +181,9 @@ func startHelper(t testing.TB, e *env, label, token string, o helperOptions) *he
 		"DR_TOKEN2="+o.token2, "DR_CHILD_TOKEN="+o.childToken)
 	if o.spawn {
 		cmd.Env = append(cmd.Env, "DR_HELPER_SPAWN=1")
+	}
+	if o.spawnFirst {
+		cmd.Env = append(cmd.Env, "DR_SPAWN_FIRST=1")
 	}
 	cred := o.cred
 	if cred != nil {

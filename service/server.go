@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -321,7 +322,7 @@ func (s *Server) Serve(l net.Listener) error {
 		// A peer that connected and already left (a connect churn) costs
 		// one look, not a connection. The rest is registered here, in
 		// accept order (eviction closes the oldest), and served off it.
-		if peerGone(nc) {
+		if peercred.Gone(nc) {
 			nc.Close()
 			continue
 		}
@@ -406,7 +407,7 @@ const evictScan = 8
 func (s *Server) evictionCandidate() *list.Element {
 	e := s.pending.Front()
 	for i := 0; e != nil && i < evictScan; e, i = e.Next(), i+1 {
-		if c := e.Value.(*conn); c.isGone() || peerGone(c.nc) {
+		if c := e.Value.(*conn); c.isGone() || peercred.Gone(c.nc) {
 			return e
 		}
 	}
