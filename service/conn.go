@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
@@ -77,7 +78,7 @@ const (
 // blocks the child whose report raised it.
 type conn struct {
 	s         *Server
-	fr        *frameReader
+	fr        *jsonframe.Reader
 	nc        net.Conn // nil for the stdio host
 	fixedHost bool
 	state     atomic.Int32  // a connState up to stateRevoked; see its doc
@@ -130,7 +131,7 @@ func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 			ready = c.inputReady
 		}
 	}
-	c.fr = newFrameReader(meteredReader{c: c, r: r}, ready)
+	c.fr = jsonframe.NewReader(meteredReader{c: c, r: r}, ready)
 	if host {
 		c.state.Store(int32(stateHost))
 	} else {
@@ -325,9 +326,9 @@ func (c *conn) loop() error {
 		if c.revoked() || c.isGone() {
 			return nil
 		}
-		frame, err := c.fr.next()
-		if errors.Is(err, errFrameTooLarge) {
-			c.send(encodeReply(nullID, nil, wire.Errorf(wire.CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
+		frame, err := c.fr.Next()
+		if errors.Is(err, jsonframe.ErrTooLarge) {
+			c.send(encodeReply(jsonframe.NullID, nil, wire.Errorf(wire.CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
 			continue
 		}
 		if err != nil {
@@ -344,7 +345,7 @@ func (c *conn) loop() error {
 		}
 		c.charge(CostPerFrame + len(frame))
 		if !c.s.begin() {
-			c.send(encodeReply(nullID, nil, wire.Errorf(wire.CodeShuttingDown, "server is shutting down")))
+			c.send(encodeReply(jsonframe.NullID, nil, wire.Errorf(wire.CodeShuttingDown, "server is shutting down")))
 			return nil
 		}
 		// The reply is queued after the slot is given back: waiting for a
@@ -407,7 +408,7 @@ func (c *conn) isShutting() bool {
 // handle runs one frame and returns its encoded reply, or nil for a
 // notification.
 func (c *conn) handle(frame []byte) []byte {
-	req, id, rerr := decodeRequest(frame)
+	req, id, rerr := jsonframe.Decode(frame)
 	if rerr != nil {
 		if id == nil {
 			return nil // a notification gets no reply, not even an error

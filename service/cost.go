@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 	"github.com/diagrelay/diagrelay/internal/peercred"
 )
 
@@ -34,7 +35,7 @@ const (
 	// child (5 reports in 10 s) uses a few percent of it; 64 children
 	// flooding at their share keep the server under a tenth of a core.
 	DefaultCostRate  = 16 << 10
-	DefaultCostBurst = 4 * MaxFrame
+	DefaultCostBurst = 4 * jsonframe.MaxFrame
 	// A pending peer's share is an eighth of a child's: a hello and some,
 	// never a flood before its token is known.
 	pendingCostShare = 8

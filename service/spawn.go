@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
@@ -135,7 +136,7 @@ func (c *conn) hostProc() (*peercred.Proc, error) {
 // open now, and gets its token, bound to the calling process already.
 func (c *conn) spawnOpen(raw []byte) (any, *wire.Error) {
 	var p wire.SpawnOpenParams
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := required("token", p.Token); e != nil {
