@@ -102,7 +102,8 @@ type Config struct {
 	Edge      bool
 
 	// Logger receives connection-level failures; nil discards them. Wrap
-	// its handler in NewLimitHandler when the output is a terminal.
+	// its handler in serve.NewLimitHandler (internal/serve) when the output
+	// is a terminal.
 	Logger *slog.Logger
 }
 
