@@ -172,7 +172,7 @@
 //     diagnostic.report and session.hello ignore them (SPEC §4).
 //   - Errors sent to peers name the field or rule, never a host path, a Go
 //     type or an internal error; those go to Config.Logger, which
-//     NewLimitHandler keeps to a few lines per second.
+//     serve's NewLimitHandler keeps to a few lines per second.
 //
 // # Memory returns
 //
