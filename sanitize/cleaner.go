@@ -8,7 +8,7 @@ import (
 
 // maxMarks is the number of combining marks a grapheme cluster keeps: what
 // a terminal cell holds (tmux draws about 10), and more than any script's
-// real text needs (SPEC §5.1 rule 2). It is below the Stream-Safe Text
+// real text needs. It is below the Stream-Safe Text
 // Format limit of 30 (UAX #15) that norm enforces by inserting U+034F, so
 // norm never does.
 const maxMarks = 8
@@ -216,10 +216,11 @@ func (c *cleaner[T]) normalize() {
 // joiner, with properties p, and reports whether to write it. It is false
 // for a mark beyond the cap of the grapheme cluster, and once done.
 //
-// A text starts with a base: a character that never starts a cluster (a
-// mark, Extend, SpacingMark, Hangul V or T) is removed while nothing has
-// been written, since it would join the character before the text (a
-// frame's ": " or quote); a skin tone, which draws its own cell, is kept.
+// A text starts with a base: a combining mark (General_Category M) or a
+// Hangul V or T is removed while nothing has been written, since it would
+// join the character before the text (a frame's ": " or quote). What
+// draws a cell of its own though UAX #29 calls it Extend (a skin tone,
+// halfwidth katakana's sound marks U+FF9E and U+FF9F) is kept.
 //
 // The mark count: a grapheme cluster keeps at most maxMarks marks, each
 // character counting the marks of its full decomposition (marksOf; Hangul
@@ -238,7 +239,7 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 	if c.noLow && p.has(propLowCCC) && !c.space && !(c.runN > 0 && c.runKeeps(p, true) != [2]bool{}) {
 		return false
 	}
-	if c.prev == prevNone && p.has(propCont) && !p.has(propEmojiMod) {
+	if c.prev == prevNone && p.has(propMark|propJamoVT) {
 		return false // a text starts with a base
 	}
 	if p.has(propKhitanFiller) && !c.afterKhitan() {

@@ -50,7 +50,7 @@
 // Unicode reserves for future emoji included. Emoji tag sequences lose
 // their tags: 🏴 plus the tags for Scotland becomes 🏴.
 //
-// The display floor (SPEC §5.1 rule 1): a code point assigned after
+// The display floor: a code point assigned after
 // DisplayFloor (Unicode 14.0, what glibc 2.35-2.37 and the terminals built
 // on it draw; DerivedAge) is not kept, since such a terminal gives it
 // width -1 and paints nothing: each maximal run of them becomes one
@@ -73,7 +73,7 @@
 //     a virama (Canonical_Combining_Class 9, RFC 5892 Appendix A.2), as in
 //     क्‍ष; and directly before a virama after a letter of the virama's
 //     script (Bengali র‍্য). Not between Arabic-script joining letters:
-//     there it changes nothing (SPEC §5.1 rule 3).
+//     there it changes nothing.
 //   - ZWNJ: directly after a virama, or after a letter of Joining_Type L or
 //     D (transparent characters, Joining_Type T and marks, skipped) and
 //     directly before a letter of Joining_Type R or D (RFC 5892 Appendix
@@ -116,28 +116,46 @@
 // a pending space or a pending joiner that is kept, which stand between
 // them and keep the order (the second edition removed it there too when
 // it came before the first mark, so that "क ZWJ ् SP U+0301 U+093C" lost
-// its nukta only on a second pass: SPEC §5.1 rule 4). Pending joiners
+// its nukta only on a second pass). Pending joiners
 // make the next letter count toward the marks of the cluster before them
 // only if a ZWJ among them is kept (the fuzzer found an Arabic ZWNJ that
 // did otherwise).
 //
-// Combining marks: a grapheme cluster keeps at most 8 marks in all (SPEC
-// §5.1 rule 2: what a terminal cell holds, and more than any script's
-// real text needs), the first 8, and the marks beyond are removed. The count is the one golang.org/x/text/unicode/norm makes for
-// non-starters (characters with a non-zero combining class or that combine
-// backward, such as Hangul vowel and final jamo, in their compatibility
-// decompositions: U+0344 counts two; a starter brings its trailing ones),
-// plus one for each mark or Extend character of class 0 that norm does not
-// count (enclosing marks such as U+20DD, spacing marks, skin tones).
-// Joiners, enclosing marks and removed characters between marks do not
-// restart the count. It restarts only at a character that certainly begins
-// a new cluster: a starter that is not a mark, Extend, SpacingMark or
-// Hangul V/T, and that does not follow a Prepend character, a Hangul L, a
-// virama or a kept ZWJ (which UAX #29 may join to what follows: GB9b, GB6,
-// GB9c, GB11). Where that is more cautious than the segmenter, a cluster
-// may lose marks it could have kept, never keep more. No run of
-// non-starters spans a restart, so norm never has to insert U+034F either
-// (its Stream-Safe Text Format limit is 30).
+// Combining marks: a grapheme cluster keeps at most 8 marks in all (what
+// a terminal cell holds, and more than any script's real text needs), the
+// first 8, and the marks beyond are removed. Each character counts the
+// marks of its full compatibility decomposition (NFKD): the code points
+// there that golang.org/x/text/unicode/norm counts as non-starters, or
+// that are marks or Extend of class 0 (enclosing marks such as U+20DD,
+// spacing marks, skin tones). U+0344 counts two, a precomposed é one, and
+// Tibetan U+0FAC two (it becomes U+0FAB U+0FB7 in NFC): counted on the
+// full decomposition, a text and its NFC form count the same, so a second
+// pass keeps every mark the first kept. Hangul jamo count none: they are
+// letters. Joiners, enclosing marks and removed characters between marks
+// do not restart the count. It restarts only at a character that
+// certainly begins a new cluster: a starter that is not a mark, Extend,
+// SpacingMark or Hangul V/T, and that does not follow a Prepend
+// character, a Hangul L, a virama or a kept ZWJ (which UAX #29 may join
+// to what follows: GB9b, GB6, GB9c, GB11). Where that is more cautious
+// than the segmenter, a cluster may lose marks it could have kept, never
+// keep more. No run of non-starters spans a restart, so norm never has to
+// insert U+034F either (its Stream-Safe Text Format limit is 30).
+//
+// Hangul: conjoining jamo (U+1100-U+11FF, U+A960-U+A97F, U+D7B0-U+D7FF)
+// form syllables by UAX #29's Hangul rules (L* then V+ or LV V* or LVT,
+// then T*): an L glues what follows, and a V or T ends that, so the next
+// L starts a syllable of its own. Korean stored decomposed (NFD, as macOS
+// file names hold it) comes out as the same Korean in NFC, however long,
+// and an Old Hangul syllable with no precomposed form keeps its jamo.
+//
+// A text starts with a base: a combining mark (General_Category M) or a
+// Hangul V or T jamo is removed while nothing has been written, whatever
+// escapes, spaces or removed characters came before it, since it would
+// join the character before the text (the frame's ": " or a JSON quote)
+// where a terminal draws it, or drops it. Joiners and selectors there
+// have no context and go too. What a terminal draws in a cell of its own
+// though UAX #29 calls it Extend (a skin tone, the halfwidth sound marks
+// U+FF9E and U+FF9F) is kept.
 //
 // Marks a cell can hold: tmux 3.3a keeps at most 21 bytes of UTF-8 in a
 // cell and drops the rest unseen, which the 8 marks pass when they take 3
@@ -150,11 +168,17 @@
 // counts the bytes of its NFD form: NFC only ever makes a cell shorter,
 // and NFD is the same on a second pass, which so keeps every mark the
 // first kept. A joiner that would take its cell past 21 bytes is removed
-// too (a virama's ZWNJ after marks: tmux would drop it unseen). A base is
-// never removed this way, nor a ZWJ between emoji elements: an emoji ZWJ
-// sequence of four or more elements (👨‍👩‍👧‍👦, 25 bytes, one cell in tmux)
-// stays whole as the SPEC requires, and tmux 3.3a draws it with its last
-// element dropped.
+// too (a virama's ZWNJ after marks: tmux would drop it unseen), and a ZWJ
+// also when the character after it would: so an emoji ZWJ sequence longer
+// than a cell is split before the element that would pass 21 bytes, which
+// starts a cell of its own and is drawn (👨‍👩‍👧‍👦, 25 bytes, becomes 👨‍👩‍👧 and
+// 👦; a chain of 300 elements, threes). A sequence that fits stays whole
+// (👨‍❤️‍👨 is 20 bytes). A U+FE0F kept for the ZWJ after it stays only where
+// it holds alone once that ZWJ goes. A base is never removed this way.
+//
+// The Khitan filler: U+16FE4 KHITAN SMALL SCRIPT FILLER, which tmux
+// stores zero-width, is kept only directly after a Khitan Small Script
+// character (after anything else it would ride undrawn).
 //
 // Whitespace: TAB, LF, VT, FF, CR, U+0085, every other character for
 // which unicode.IsSpace is true (U+00A0, U+2028, U+3000, ...) and U+2800
@@ -187,7 +211,9 @@
 // Devanagari, Bengali, Malayalam and Sinhala conjuncts and joiners,
 // Persian ZWNJ, Arabic harakat, Thai, Korean, CJK Extension B, polytonic
 // Greek, emoji ZWJ sequences, flags, keycaps, skin tones, presentation
-// selectors, 14.0 emoji).
+// selectors, 14.0 emoji, Old Hangul, Khitan), and text stored decomposed
+// comes out as its NFC form (TestDecomposedTextComesOutNFC: Korean in
+// conjoining jamo, Vietnamese, polytonic Greek, Tibetan, kana).
 //
 // A string that Clean, Message, Source or a Writer returns or hands out is
 // never changed afterwards: the package uses no unsafe. Results that are

@@ -2,7 +2,7 @@ package sanitize
 
 import "testing"
 
-// SPEC §5.1 rule 1: code points assigned after DisplayFloor become one
+// The display floor: code points assigned after DisplayFloor become one
 // U+FFFD per maximal run; unassigned ones, the reserved emoji among them,
 // are removed.
 func TestDisplayFloor(t *testing.T) {
@@ -29,7 +29,7 @@ func TestDisplayFloor(t *testing.T) {
 	}
 }
 
-// SPEC §5.1 rule 4: the found idempotence failures, and their family (a
+// Idempotence whatever the mark order: the found idempotence failures, and their family (a
 // low-class mark after a virama that a kept ZWJ stands before, behind a
 // pending space or joiner).
 func TestIdempotentWhateverTheMarkOrder(t *testing.T) {

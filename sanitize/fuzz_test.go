@@ -24,7 +24,7 @@ func FuzzClean(f *testing.F) {
 		limit %= 1200 // negative: no limit
 		// The bytes themselves, and the bytes read as sentences of
 		// troublesome tokens, which random bytes rarely spell: mixed, and
-		// one script family at a time (SPEC §5.1 rule 4).
+		// one script family at a time (idempotence whatever the mark order).
 		for _, in := range []string{string(data), tokens(data), indic(data), arabic(data), emojiText(data)} {
 			out := Clean(in, limit)
 			for _, v := range violations(in, limit, out) {

@@ -76,7 +76,7 @@ func joinerViolation(rs []rune, k int) string {
 	}
 	joining := next >= 0 && unicode.Is(joinsRight, next) && joinsLeftBefore()
 	// A virama counts only after a letter of its own script, marks
-	// between (SPEC §5.1 rule 3).
+	// between (docs/sanitizer.md).
 	letterBefore := func(i int, virama rune) bool {
 		for ; i >= 0; i-- {
 			if q := rs[i]; norm.NFC.PropertiesString(string(q)).BoundaryBefore() {
@@ -130,12 +130,10 @@ func clusterMarks(s string) int {
 }
 
 // startsNoBase reports whether r, the first character of a text, is one
-// that would join the character before the text: a mark, Extend (but a
-// skin tone, which draws its own cell), a joiner or selector, or a Hangul
-// vowel or final jamo.
+// that would join the character before the text: a combining mark, a
+// joiner or selector, a Hangul vowel or final jamo, or any non-starter.
 func startsNoBase(r rune) bool {
 	return unicode.Is(unicode.M, r) || isJoiner(r) || unicode.Is(gcbVT, r) ||
-		unicode.Is(gcbExtend, r) && !unicode.Is(emojiModifier, r) ||
 		!norm.NFC.PropertiesString(string(r)).BoundaryBefore()
 }
 

@@ -192,8 +192,7 @@ func (c *cleaner[T]) allowed(r rune, prev, next props, hasNext bool) bool {
 		// After a virama (RFC 5892 Appendix A.2), or before one after a
 		// letter of the virama's script (Bengali র‍্য), or between two
 		// emoji elements. Not in Arabic-script joining contexts: there a
-		// ZWJ between two joining letters changes nothing (SPEC §5.1
-		// rule 3).
+		// ZWJ between two joining letters changes nothing.
 		return prev.has(propVirama) && c.viramaAfterLetter() ||
 			hasNext && (next.has(propVirama) && c.letterOf(c.nextVirama) ||
 				(c.k1 == kExt || c.k1 == kElem) && next.has(propExtPict))
@@ -229,8 +228,8 @@ func lastRuneOf[S text](s S) rune {
 
 // viramaAfterLetter reports whether the virama that ends the output follows
 // a letter of its own script, with only non-starters (marks) between: a
-// virama gives a joiner its context only there (SPEC §5.1 rule 3: "a\u1039
-// ZWNJ b" keeps no joiner).
+// virama gives a joiner its context only there ("a\u1039 ZWNJ b" keeps
+// no joiner).
 func (c *cleaner[T]) viramaAfterLetter() bool {
 	var buf [tailMax]byte
 	t := c.tail(&buf)

@@ -8,7 +8,7 @@ import (
 )
 
 // realText is text people write, which must come through Clean unchanged
-// (SPEC §5 rule 9, with §5.1's narrower rules): each script's marks,
+// (docs/sanitizer.md): each script's marks,
 // conjuncts and joiners, and the emoji sequences that use selectors,
 // joiners and modifiers. (Emoji tag sequences, the subdivision flags, do
 // lose their tags: the package doc says so.)

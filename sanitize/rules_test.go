@@ -197,8 +197,8 @@ func TestJoinersOutOfContext(t *testing.T) {
 }
 
 // U+40000 (unassigned) was kept and drawn as nothing; so was private use,
-// and so were the unassigned code points Unicode reserves for emoji (SPEC
-// §5.1 rule 1: a terminal draws them as nothing too).
+// and so were the unassigned code points Unicode reserves for emoji (a
+// terminal draws them as nothing too).
 func TestUnassignedAndPrivateUseRemoved(t *testing.T) {
 	runCases(t, []cleanCase{
 		{name: "plane 4", in: "a\U00040000b", want: "ab"},

@@ -219,7 +219,7 @@ func runTail[T, X text](c *cleaner[T], x X, start, counted, units int) {
 	case p.has(propEmojiMod):
 		// The cluster holds the pictograph, whose trailing marks count
 		// too, and the tone, which counts one.
-		c.ss += lookup(lastRuneOf(x[:last])).marks() + p.marks()
+		c.ss += lookup(lastRuneOf(x[:last])).marks() // (c.ss holds the tone's one)
 		c.k2, c.k1 = kExt, kElem
 	}
 	c.seg = start + last

@@ -62,6 +62,7 @@ const (
 
 	propKhitan       props = 1 << 42 // a Khitan Small Script character other than the filler
 	propKhitanFiller props = 1 << 43 // U+16FE4 KHITAN SMALL SCRIPT FILLER: kept only after Khitan
+	propMark         props = 1 << 44 // General_Category M: a combining mark, never the start of a text
 
 	// plain is the common case: a kept, NFC-stable starter with no
 	// non-starters in its decomposition.
@@ -106,10 +107,15 @@ var (
 // encodes (U+0080-U+07FF; U+0800-U+FFFF less the surrogates, which are
 // removed; U+10000-U+3FFFF), so an overlong form (F0 8x) or a surrogate
 // never finds one.
+//
+// plain2Tab is plain2 a code point a word (1 if a run takes it), for
+// twoByteChunks, which looks up four characters at once without shifting
+// a bitmap by each.
 var (
-	plain2 [1 << 5]atomic.Uint64
-	plain3 [1 << 10]atomic.Uint64
-	plain4 [1 << 12]atomic.Uint64
+	plain2Tab [0x800]atomic.Uint32
+	plain2    [1 << 5]atomic.Uint64
+	plain3    [1 << 10]atomic.Uint64
+	plain4    [1 << 12]atomic.Uint64
 )
 
 // plainLen returns the length of the character whose UTF-8 form w starts
@@ -165,6 +171,7 @@ func buildBlock(i rune) *[256]props {
 		switch {
 		case 0x80 <= r && r < 0x800:
 			plain2[r>>6].Or(1 << (r & 63))
+			plain2Tab[r].Store(1)
 		case 0x800 <= r && r < 0x10000:
 			plain3[r>>6].Or(1 << (r & 63))
 		case 0x10000 <= r && r < 0x40000:
@@ -189,7 +196,7 @@ func kindOf(r rune) props {
 	switch {
 	case unicode.Is(afterFloor, r):
 		// Assigned after DisplayFloor: a terminal of the floor's
-		// generation draws it as nothing (SPEC §5.1 rule 1).
+		// generation draws it as nothing (docs/sanitizer.md).
 		return kindRemove | propAfterFloor
 	case !unicode.Is(displayable, r):
 		// Unassigned (DerivedAge has no age for it), the code points
@@ -248,6 +255,7 @@ func contextProps(r rune, p props) props {
 	cont := mark || unicode.Is(gcbVT, r) || !p.starter()
 	set(propCont, cont)
 	set(propJamoVT, unicode.Is(gcbVT, r))
+	set(propMark, unicode.Is(unicode.M, r))
 	set(propGlue, ccc == 9 || unicode.Is(gcbPrepend, r) || unicode.Is(gcbL, r))
 	set(propKhitanFiller, r == khitanFiller)
 	set(propKhitan, r != khitanFiller && unicode.Is(unicode.Khitan_Small_Script, r))

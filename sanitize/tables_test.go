@@ -106,3 +106,24 @@ func TestNonStarterCountsMatchNorm(t *testing.T) {
 		}
 	}
 }
+
+// The UTF-8 bitmaps and plain2Tab say what the blocks say: a run takes a
+// character exactly when its properties are runProps.
+func TestRunTablesMatchBlocks(t *testing.T) {
+	for r := rune(0x80); r < 0x10000; r++ {
+		if 0xD800 <= r && r < 0xE000 {
+			continue
+		}
+		p := lookup(r) // builds the block, and so the bits
+		want := p&runMask == runProps
+		var b [4]byte
+		n := utf8.EncodeRune(b[:], r)
+		w := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+		if got := plainLenBMP(w) == n; got != want {
+			t.Fatalf("%U: the bitmap says %v, the block %v", r, got, want)
+		}
+		if r < 0x800 && (plain2Tab[r].Load() == 1) != want {
+			t.Fatalf("%U: plain2Tab says %v, the block %v", r, !want, want)
+		}
+	}
+}

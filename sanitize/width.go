@@ -94,5 +94,5 @@ func cells(r rune) int {
 // IsPrepend reports whether r has Grapheme_Cluster_Break=Prepend (UAX
 // #29, Unicode 15.0.0): it joins the character after it into its cluster,
 // so in a frame it would glue the frame's own bracket to the text
-// (relay's notification source, SPEC §7 item 1 as amended in §5.1).
+// (relay's notification source).
 func IsPrepend(r rune) bool { return unicode.Is(gcbPrepend, r) }

@@ -301,6 +301,11 @@ export declare class Host {
   off(event: "notify" | "event" | "exit", listener: (...args: any[]) => void): this;
   /** The environment a child needs: DIAGRELAY_SOCKET and DIAGRELAY_TOKEN. */
   childEnv(token: string): { DIAGRELAY_SOCKET: string; DIAGRELAY_TOKEN: string };
+  /**
+   * A spawn token for threads strictly below path, usable only by this Host's
+   * process and its descendants (`spawn.open`, docs/protocol.md "Spawn tokens").
+   */
+  spawnToken(path: string): Promise<{ path: string; token: string }>;
   /** SIGTERM, resolves after the process exited (SIGKILL after timeout ms, default 10000). */
   stop(options?: { timeout?: number }): Promise<void>;
 }

@@ -1,12 +1,14 @@
 #!/bin/sh
 # Instructions per call of sanitize.Clean, and of norm's NFC pass alone
-# beside it, on the 1 MiB inputs of the speed targets, counted by
-# callgrind: wall time on a shared machine is noisy, instruction counts
-# are not. Each benchmark runs for 2 and for 6 iterations and the whole
-# program is counted (the garbage collector included: callgrind's
-# per-function counts lose what runs on other goroutines); the difference
-# over 4 calls leaves out the one-time costs (building the input, table
-# blocks, the composition table).
+# (into a reused buffer, as Clean reuses its own) beside it, on the 1 MiB
+# inputs of the speed targets, counted by callgrind: wall time on a shared
+# machine is noisy, instruction counts are not. Each benchmark runs for 2
+# and for 6 iterations, the whole program counted, with the garbage
+# collector off; the difference over 4 calls leaves out everything done
+# once (building the input, table blocks, the composition table). (Counts
+# restricted to a function with --toggle-collect moved by up to 30 %
+# between runs: Go's scheduler switches goroutines under callgrind, and
+# with the collector on its work lands in whichever call triggers it.)
 # Needs valgrind. Run from sanitize/: sh testdata/instructions.sh [binary]
 # (without a binary it builds the package's test binary), and
 # go test -run TestSpeedInputs -v . for the inputs' sizes in bytes.
@@ -18,7 +20,7 @@ if [ -z "$bin" ]; then
 	go test -c -o "$bin" .
 fi
 count() { # benchmark iterations
-	GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind \
+	GOGC=off GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind \
 		--callgrind-out-file=/dev/null "$bin" \
 		-test.run '^$' -test.bench "^$1\$" -test.benchtime "$2x" 2>&1 |
 		sed -n 's/.*Collected : //p'

@@ -1,10 +1,13 @@
 // Where the `diagrelay` binary is: the `bin` option, else DIAGRELAY_BIN,
 // else this platform's package (an optionalDependency that npm installs
-// only on its os and cpu: SPEC §11.4), else `diagrelay` on PATH.
+// only on its os and cpu) or, in a clone of the repository, what
+// scripts/build-platforms.sh built for this platform, else `diagrelay` on
+// PATH. docs/pi.md ("The binary").
 
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
 
@@ -29,11 +32,25 @@ function platformBinary() {
   try {
     dir = path.dirname(require.resolve(`${name}/package.json`));
   } catch {
-    return { missing: `${name} is not installed` };
+    // A clone of the repository: what scripts/build-platforms.sh built beside the package.
+    const built = builtBinary(key);
+    if (built) return { bin: built };
+    return { missing: `${name} is not installed, nor built in this clone (clients/js/scripts/build-platforms.sh ${key})` };
   }
   const bin = path.join(dir, "bin", "diagrelay");
   if (!fs.existsSync(bin)) return { missing: `${name} has no bin/diagrelay` };
   return { bin };
+}
+
+/**
+ * builtBinary is the binary scripts/build-platforms.sh built for platform in
+ * this package's clone (npm/<platform>/bin/diagrelay; an installed package
+ * has no npm/ directory), or null.
+ * @param {string} platform
+ */
+export function builtBinary(platform) {
+  const file = fileURLToPath(new URL(`../npm/${platform}/bin/diagrelay`, import.meta.url));
+  return fs.existsSync(file) ? file : null;
 }
 
 /**
@@ -55,7 +72,7 @@ function onPath(PATH) {
 }
 
 /**
- * findBinary resolves the binary in the order of SPEC §11.4. When none is
+ * findBinary resolves the binary in the order docs/pi.md gives. When none is
  * found it throws an Error (code "ERR_DIAGRELAY_NO_BINARY") that names
  * each place tried and what to install.
  * @param {{bin?: string, env?: NodeJS.ProcessEnv}} [options]

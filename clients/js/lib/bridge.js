@@ -15,7 +15,7 @@ export const REPORT_TOPIC = "pi-subagent-manager:diagnostic";
 /** Reports sent and not yet answered, at most; past it they are dropped. */
 export const MAX_UNANSWERED = 1000;
 
-/** close's default bound, in milliseconds (SPEC §11.3). */
+/** close's default bound, in milliseconds (docs/pi.md). */
 export const CLOSE_TIMEOUT = 2000;
 
 // JSON-RPC codes after which this connection can never report again.

@@ -26,7 +26,7 @@ function notHosted(why) {
  * options.timeout, default 2 s, bounds the whole handshake) with the
  * socket's error, or an RPCError whose code is the JSON-RPC code.
  * @param {{socket?: string, token?: string, timeout?: number}} options
- * @param {{onNotify?: Function, onClose?: (err: Error) => void, onStray?: (err: Error) => void}} hooks
+ * @param {{onNotify?: (method: string, params: unknown) => void, onClose?: (err: Error) => void, onStray?: (err: Error) => void}} hooks
  */
 export async function openSession(options, hooks) {
   const socketPath = options.socket ?? process.env.DIAGRELAY_SOCKET;

@@ -171,8 +171,13 @@ export class Host {
     return this.#peer.call(method, params);
   }
 
-  /** open opens (or reopens) a runtime: {path, token, generation}. */
+  /**
+   * open opens (or reopens) a runtime: {path, token, generation}.
+   * @param {string} threadPath
+   * @param {{parent?: string, owner?: string, bind?: boolean}} [options]
+   */
   open(threadPath, { parent, owner, bind } = {}) {
+    /** @type {{path: string, parent?: string, owner?: string, bind?: boolean}} */
     const params = { path: threadPath };
     if (parent !== undefined) params.parent = parent;
     if (owner !== undefined) params.owner = owner;
@@ -204,6 +209,15 @@ export class Host {
 
   async subscribe() {
     await this.call("events.subscribe", {});
+  }
+
+  /**
+   * spawnToken asks for a spawn token for threads strictly below
+   * threadPath: {path, token}. Only this process and its descendants can
+   * open threads with it (spawn.open, docs/protocol.md "Spawn tokens").
+   */
+  spawnToken(threadPath) {
+    return this.call("spawn.token", { path: threadPath });
   }
 
   /** childEnv is the environment a child needs to reach this service. */

@@ -8,7 +8,7 @@ export class Listeners {
 
   on(event, fn) {
     if (!this.#sets.has(event)) this.#sets.set(event, new Set());
-    this.#sets.get(event).add(fn);
+    this.#sets.get(event)?.add(fn);
   }
 
   off(event, fn) {

@@ -12,6 +12,7 @@ import { bridgeChildBus } from "./bridge.js";
 import { deliver } from "./pi-deliver.js";
 import { boxFor, hostedChild, mailboxKey, newBox, notifyParent, registry } from "./pi-registry.js";
 import { run } from "./pi-run.js";
+import { announceParent, withdrawParent } from "./pi-spawn.js";
 
 /** The absolute path of the child extension: what PiChild.args loads. */
 export const CHILD_EXTENSION = fileURLToPath(new URL("../pi/child.js", import.meta.url));
@@ -74,6 +75,7 @@ function rootHost() {
     poll.unref();
     host.on("exit", (/** @type {number | null} */ code, /** @type {string | null} */ sig) => {
       clearInterval(poll);
+      withdrawParent(host); // children started from now on find no dead socket
       fs.rmSync(sockDir, { recursive: true, force: true });
       if (where.temporary) fs.rmSync(where.data, { recursive: true, force: true });
       // stopRootHost lets go of the Host before it stops it: still ours means it died.
@@ -82,6 +84,7 @@ function rootHost() {
       notifyParent(`diagrelay: the service exited (${sig ?? `code ${code}`}); children opened before it no longer report; the next child starts a new one`, "warning");
     });
     await host.subscribe();
+    await announceParent(host); // DIAGRELAY_PARENT: children with no glue report (lib/pi-spawn.js)
     await drain(); // what a previous run left unacknowledged
     return host;
   })();

@@ -47,7 +47,7 @@ export class Peer {
     readable.on("end", closed);
     readable.on("close", closed);
     readable.on("error", (err) => this.fail(err));
-    if (writable !== readable) writable.on("error", (err) => this.fail(hooks.closedError?.() ?? err));
+    if (/** @type {unknown} */ (writable) !== readable) writable.on("error", (err) => this.fail(hooks.closedError?.() ?? err));
   }
 
   /**

@@ -49,6 +49,21 @@ test("the README's recipe from ~/.pi/agent/extensions hosts its child in a --mod
   assert.ok(!rpc.stderr().includes("Failed to load extension"), rpc.stderr());
 });
 
+const built = path.join(PACKAGE, "npm", `${process.platform}-${process.arch}`, "bin", "diagrelay");
+test("from a clone: pi install ./clients/js finds the binary build-platforms.sh built", { skip: fs.existsSync(built) ? false : "run clients/js/scripts/build-platforms.sh first", timeout: 300_000 }, async (t) => {
+  const model = await startFakeModel();
+  t.after(() => model.close());
+  const agentDir = await recipeAgentDir(t, model);
+  // Neither DIAGRELAY_BIN nor a diagrelay on PATH: only the clone's build.
+  const PATH = (process.env.PATH ?? "").split(path.delimiter).filter((d) => d && !fs.existsSync(path.join(d, "diagrelay"))).join(path.delimiter);
+  const rpc = startRPC(t, agentDir, ["--no-session"], { DIAGRELAY_BIN: null, PATH });
+  await rpc.send({ type: "get_state" }, 60_000);
+  await rpc.send({ type: "prompt", message: "/scout CHILD TASK /root/scout REPLY:from-clone" }, 90_000);
+  assert.equal((await scoutSaid(rpc, 1)).message, "scout: from-clone (3 diagnostics)");
+  const serve = servePid(rpc.proc.pid);
+  assert.equal(fs.readlinkSync(`/proc/${serve}/exe`), built);
+});
+
 test("kill -9 of serve while a child runs: the parent answers its next prompt and the next child gets a new serve", { timeout: 300_000 }, async (t) => {
   const model = await startFakeModel();
   t.after(() => model.close());

@@ -32,12 +32,16 @@ export const SUBAGENT = path.join(here, "extensions", "subagent.js");
 export const SEED = path.join(here, "extensions", "seed-child.js");
 export const exec = promisify(execFile);
 
-/** The environment of an ordinary session: no diagrelay variables, pi offline. */
+/** The environment of an ordinary session: no diagrelay variables, pi offline; extra's nulls delete. */
 export function baseEnv(agentDir, extra = {}) {
   const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
   delete env.DIAGRELAY_SOCKET;
   delete env.DIAGRELAY_TOKEN;
-  return { ...env, ...extra };
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === null) delete env[k];
+    else env[k] = v;
+  }
+  return env;
 }
 
 /**

@@ -1,4 +1,4 @@
-// The binary travels with the package (SPEC §11.4): pack the main package
+// The binary travels with the package (docs/pi.md, "The binary"): pack the main package
 // and the linux-x64 one (built by clients/js/scripts/build-platforms.sh),
 // install both tarballs into an empty directory, and start a Host with a
 // PATH that has neither go nor diagrelay. Without the platform package the
@@ -52,7 +52,7 @@ test("the packed main and linux-x64 packages start a Host without go or diagrela
     packed.push(path.join(tarballs, stdout.trim().split("\n").at(-1)));
   }
   const { stdout: list } = await exec("tar", ["-tzf", packed[0]]);
-  for (const f of ["package/pi/parent.js", "package/pi/child.js", "package/lib/pi.js", "package/README.md", "package/LICENSE"]) assert.ok(list.includes(f), `${f} not in the tarball: ${list}`);
+  for (const f of ["package/pi/parent.js", "package/pi/child.js", "package/pi/inproc.js", "package/lib/pi.js", "package/lib/pi-host.js", "package/lib/pi-run.js", "package/lib/pi-deliver.js", "package/lib/pi-registry.js", "package/README.md", "package/LICENSE"]) assert.ok(list.includes(f), `${f} not in the tarball: ${list}`);
   assert.ok(!list.includes("package/pi-test/"), "the test package is in the tarball");
   const app = path.join(dir, "app");
   fs.mkdirSync(app);

@@ -9,15 +9,17 @@
 // In a session with no UI (pi -p by hand) it claims nothing, so no Host
 // starts whose notifications nobody would see. docs/pi.md.
 
-import fs from "node:fs";
-import path from "node:path";
 import { beforePrompt } from "../lib/pi-deliver.js";
 import { answerHostProbe, runningHost, startRootHost, stopRootHost } from "../lib/pi-host.js";
 import { afterShutdown, hostedChild, isStale, registry, sessionDataDir } from "../lib/pi-registry.js";
+import { spawnedParent } from "../lib/pi-spawn.js";
+import diagrelaySpawned from "./spawned.js";
 
 /** @param {any} pi */
 export default function diagrelayParent(pi) {
   if (hostedChild()) return;
+  // Started below a parent pi with no diagrelay code in between: a child (pi/spawned.js).
+  if (spawnedParent()) return diagrelaySpawned(pi);
   const claim = {};
   const reg = registry();
   // Asked on this session's bus only: an in-process child session has a bus of its own.
@@ -35,9 +37,11 @@ export default function diagrelayParent(pi) {
     }
     const where = sessionDataDir(ctx.sessionManager?.getSessionFile?.());
     reg.parent = { claim, pi, ui: ctx.ui, data: where.data, temporary: where.temporary };
-    // A resumed session's data directory holds a mailbox: start now, so its
-    // unacknowledged messages reach the agent before the next prompt.
-    if (where.data && fs.existsSync(path.join(where.data, "mailbox.db"))) await startRootHost();
+    // Start now: the Host puts DIAGRELAY_PARENT into this process's
+    // environment (lib/pi-spawn.js), so that a child any package starts
+    // reports; and a resumed session's unacknowledged messages reach the
+    // agent before the next prompt.
+    await startRootHost();
   });
 
   pi.on("session_shutdown", () => {

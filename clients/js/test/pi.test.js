@@ -93,3 +93,12 @@ test("a dead serve: status is stale, close resolves, one warning, and the next o
   const r = await hostFor(pi).run("/root/c", ["-e", "process.exit(3)"], { command: { command: process.execPath, args: [] } });
   assert.deepEqual([r.hosted, r.code, r.status?.path], [true, 3, "/root/c"]);
 });
+
+test("every name the modules export is declared in their .d.ts, and nothing else is", async () => {
+  for (const [mod, dts] of [["../index.js", "index.d.ts"], ["../lib/pi.js", "pi.d.ts"]]) {
+    const exported = Object.keys(await import(mod)).sort();
+    const src = fs.readFileSync(path.join(pkg, dts), "utf8");
+    const declared = [...src.matchAll(/^export declare (?:const|function|class) (\w+)/gm)].map((m) => m[1]);
+    assert.deepEqual(exported, [...new Set(declared)].sort(), `${mod} and ${dts}`);
+  }
+});

@@ -76,7 +76,7 @@ export async function boundPeerTypes(host: Host): Promise<void> {
   void [pid, exited, refused];
 }
 
-// The lifecycle of SPEC §11.3 and diagrelay/pi, as the declarations give them.
+// The bridge's lifecycle and diagrelay/pi (docs/pi.md), as the declarations give them.
 import { bridgeChildBus as bridge2, findBinary, CLOSE_TIMEOUT, type EventBus as Bus2 } from "diagrelay";
 import {
   hostFor, CHILD_EXTENSION, INPROC_EXTENSION, HOST_PROBE_TOPIC, MESSAGE_TYPE, VERSION,

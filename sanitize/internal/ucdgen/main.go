@@ -183,8 +183,7 @@ func main() {
 			log.Fatalf("unknown joining type %q", e.Type)
 		}
 	}
-	// A selector is kept only where it changes the presentation (SPEC
-	// §5.1 rule 3): U+FE0E after an emoji-default character with a text
+	// A selector is kept only where it changes the presentation: U+FE0E after an emoji-default character with a text
 	// sequence, U+FE0F after a text-default one with an emoji sequence;
 	// StandardizedVariants' sequences (none with U+FE0E/U+FE0F in 15.0)
 	// count whatever the default.

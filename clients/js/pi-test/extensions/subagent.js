@@ -112,7 +112,7 @@ export default function subagent(pi) {
 
   // In a hosted child: open a grandchild at session_start, the way the
   // parent opened this child, and give its reports time to reach this
-  // child's agent (within 3 s, SPEC §11.3) before the child's own prompt.
+  // child's agent (within 3 s, docs/pi.md) before the child's own prompt.
   if (process.env.NESTED_LEAF) {
     const leaf = process.env.NESTED_LEAF;
     pi.on("session_start", async () => {
