@@ -292,9 +292,18 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
+	ba := newBatchAccepter(l, s.mem.accept)
 	var pause time.Duration
 	for {
 		nc, err := l.Accept()
+		if err == nil {
+			s.admit(nc)
+			if ba != nil {
+				for _, nc := range ba.drain() {
+					s.admit(nc)
+				}
+			}
+		}
 		if err != nil {
 			s.mu.Lock()
 			shutting := s.shutting
@@ -317,24 +326,28 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		pause = 0
-		s.mem.accept()
-		// A peer that connected and already left (a connect churn) costs
-		// one look, not a connection. The rest is registered here, in
-		// accept order (eviction closes the oldest), and served off it.
-		if peerGone(nc) {
-			nc.Close()
-			continue
-		}
-		c := s.newConn(nc, nc, false)
-		if !s.acceptPeer(c) || !s.addPending(c) {
-			nc.Close()
-			continue
-		}
-		go func() {
-			defer nc.Close()
-			s.serve(c)
-		}()
 	}
+}
+
+// admit registers and serves a connection just accepted. A peer that
+// connected and already left (a connect churn) costs one look, not a
+// connection. The rest is registered here, in accept order (eviction
+// closes the oldest), and served off it.
+func (s *Server) admit(nc net.Conn) {
+	s.mem.accept()
+	if peerGone(nc) {
+		nc.Close()
+		return
+	}
+	c := s.newConn(nc, nc, false)
+	if !s.acceptPeer(c) || !s.addPending(c) {
+		nc.Close()
+		return
+	}
+	go func() {
+		defer nc.Close()
+		s.serve(c)
+	}()
 }
 
 // ServeHost serves the host on r and w (normally stdin and stdout) until r
