@@ -26,6 +26,11 @@ import (
 // (default 10 ms) before every commit, which caps a sequential poster at
 // about 100 posts/s; a 1 ms delay still costs a lone poster 1 ms per post;
 // and with a delay of 0 it forms no batches at all.
+// yieldBelow: a leader that finds this many writes queued or more has a
+// batch already and does not yield; with hundreds of goroutines runnable
+// a yield would make the whole batch wait for all of them.
+const yieldBelow = 4
+
 type committer struct {
 	mu      sync.Mutex
 	queue   []*write // waiting writes, oldest first
@@ -64,9 +69,11 @@ func (c *committer) doChecked(s *Store, fn func(*bolt.Tx) error, wrote *stored) 
 	} else {
 		c.leading = true
 	}
-	c.mu.Unlock()
-	runtime.Gosched() // let the runnable posters queue for this commit
-	c.mu.Lock()
+	if len(c.queue) < yieldBelow {
+		c.mu.Unlock()
+		runtime.Gosched() // let the runnable posters queue for this commit
+		c.mu.Lock()
+	}
 	// Here w is c.queue[0]: either the queue was empty when w joined, or
 	// leadership was handed to the head of the queue.
 	n := min(len(c.queue), maxBatchOps)

@@ -61,31 +61,18 @@ func hexVal(c byte) byte {
 // maximal run of base64 characters (at least minBase64, padding after
 // it), all of them hex digits if at least minHex, and each maximal run of
 // bytes other than whitespace and quotes that holds a %XX escape or a
-// \uXXXX or \xXX escape. longest is the run scan's longest run (a base64
-// run is one of its runs); f returns false to stop.
-func encodedSpans[T string | []byte](text T, longest int, f func(start, end int, e encoding) bool) {
-	if longest >= minBase64 {
-		for i := 0; i < len(text); {
-			if b64val[text[i]] == 0xff {
-				i++
-				continue
+// \uXXXX or \xXX escape. rs is the run scan's (candidatesRuns): a base64
+// run lies within one of its runs, so only those are read. f returns
+// false to stop.
+func encodedSpans[T string | []byte](text T, rs *textRuns, f func(start, end int, e encoding) bool) {
+	if rs.longest >= minBase64 {
+		if rs.over {
+			if !base64Spans(text, 0, len(text), f) {
+				return
 			}
-			start, hex := i, true
-			for i < len(text) && b64val[text[i]] != 0xff {
-				hex = hex && hexVal(text[i]) != 0xff
-				i++
-			}
-			n := i - start
-			for i < len(text) && i-start-n < 2 && text[i] == '=' {
-				i++
-			}
-			switch {
-			case hex && n >= minHex:
-				if !f(start, start+n, encHex) {
-					return
-				}
-			case n >= minBase64:
-				if !f(start, i, encBase64) {
+		} else {
+			for _, r := range rs.at[:rs.n] {
+				if r[1]-r[0] >= minBase64 && !base64Spans(text, int(r[0]), int(r[1]), f) {
 					return
 				}
 			}
@@ -118,6 +105,72 @@ func encodedSpans[T string | []byte](text T, longest int, f func(start, end int,
 			at = end
 		}
 	}
+}
+
+// b64class is each byte's class: isB64 for a base64 character, isHex
+// also for a hex digit.
+var b64class = func() (t [256]byte) {
+	for c := range t {
+		if b64val[c] != 0xff {
+			t[c] = isB64
+		}
+		if hexVal(byte(c)) != 0xff {
+			t[c] |= isHex
+		}
+	}
+	return t
+}()
+
+const (
+	isB64 = 1 << iota
+	isHex
+)
+
+// base64Spans calls f with each base64 (or hex) span of text[from:to];
+// it returns false if f did.
+func base64Spans[T string | []byte](text T, from, to int, f func(start, end int, e encoding) bool) bool {
+	for i := from; i < to; {
+		if b64class[text[i]] == 0 {
+			i++
+			continue
+		}
+		start, cls := i, byte(isB64|isHex)
+		// Eight bytes a step while all are base64 characters (hashes and
+		// tokens are long runs).
+		for i+8 <= to {
+			w := text[i : i+8]
+			c := b64class[w[0]] & b64class[w[1]] & b64class[w[2]] & b64class[w[3]] &
+				b64class[w[4]] & b64class[w[5]] & b64class[w[6]] & b64class[w[7]]
+			if c == 0 {
+				break
+			}
+			cls &= c
+			i += 8
+		}
+		for i < to {
+			c := b64class[text[i]]
+			if c == 0 {
+				break
+			}
+			cls &= c
+			i++
+		}
+		n := i - start
+		for i < to && i-start-n < 2 && text[i] == '=' {
+			i++
+		}
+		switch {
+		case cls&isHex != 0 && n >= minHex:
+			if !f(start, start+n, encHex) {
+				return false
+			}
+		case n >= minBase64:
+			if !f(start, i, encBase64) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // spanStop ends a span of escapes: whitespace and quotes.
@@ -241,9 +294,9 @@ func isText(b []byte) bool {
 // mayDecode reports whether text has a span that may decode to text
 // (Clear's question: it does not allocate, and looks only at a base64
 // run's first bytes).
-func mayDecode[T string | []byte](text T, longest int) bool {
+func mayDecode[T string | []byte](text T, rs *textRuns) bool {
 	found := false
-	encodedSpans(text, longest, func(start, end int, e encoding) bool {
+	encodedSpans(text, rs, func(start, end int, e encoding) bool {
 		switch e {
 		case encBase64:
 			found = base64StartsText(text[start:end])
@@ -258,20 +311,42 @@ func mayDecode[T string | []byte](text T, longest int) bool {
 }
 
 // base64StartsText reports whether the first bytes s decodes to (up to
-// twelve) may start text.
+// twelve) may start text: no control character, and UTF-8's lead and
+// continuation bytes where they can stand. Most runs (paths, hashes,
+// names) fail at their first byte or two.
 func base64StartsText[T string | []byte](s T) bool {
-	var buf [12]byte
 	var acc uint32
-	bits, n := 0, 0
-	for i := 0; i < len(s) && n < len(buf) && s[i] != '='; i++ {
+	bits, n, cont := 0, 0, 0
+	for i := 0; i < len(s) && n < 12 && s[i] != '='; i++ {
 		acc = acc<<6 | uint32(b64val[s[i]])
-		if bits += 6; bits >= 8 {
-			bits -= 8
-			buf[n] = byte(acc >> bits)
-			n++
+		if bits += 6; bits < 8 {
+			continue
+		}
+		bits -= 8
+		n++
+		c := byte(acc >> bits)
+		switch {
+		case cont > 0:
+			if c&0xc0 != 0x80 {
+				return false
+			}
+			cont--
+		case c < ' ':
+			if c != '\t' && c != '\n' && c != '\r' {
+				return false
+			}
+		case c < 0x7f:
+		case 0xc2 <= c && c <= 0xdf:
+			cont = 1
+		case 0xe0 <= c && c <= 0xef:
+			cont = 2
+		case 0xf0 <= c && c <= 0xf4:
+			cont = 3
+		default:
+			return false
 		}
 	}
-	return startsText(buf[:n])
+	return true
 }
 
 // hexStartsText reports whether the first bytes s decodes to (up to
@@ -309,9 +384,9 @@ func startsText(b []byte) bool {
 
 // decodedHits returns a hit for each encoded span of text whose decoded
 // text holds a finding (looked for to depth).
-func (b *ruleBook) decodedHits(text string, longest, depth int) []hit {
+func (b *ruleBook) decodedHits(text string, rs *textRuns, depth int) []hit {
 	var hits []hit
-	encodedSpans(text, longest, func(start, end int, e encoding) bool {
+	encodedSpans(text, rs, func(start, end int, e encoding) bool {
 		d, ok := decodeSpan(text[start:end], e)
 		if !ok || d == text[start:end] {
 			return true

@@ -18,6 +18,9 @@ var fuzzPieces = []string{
 	"secret", "key", ",", ".", ")", "]", "}", ">", " ", "\\n", "'", "\"", "=", ":",
 	"[REDACTED:github-pat]", "[REDACTED:", "true", "null", "ſ", "K", "İ", "\u200d", "é", "\x1b[31m",
 	"0123456789", "ABCDEFGHIJKLMNOP", "abcdefghijklmnop", "Q2xM9zR4pW7vK3nT", "+/=", "-_",
+	// Encoded and folded pieces (decode.go, fold.go).
+	"Z2hwX", "QUtJQ", "%67%68%70%5F", "%3D", "\\u0067\\u0068\\u0070", "\\x5f", "\\ud83d\\ude00", "6768705f",
+	"ｇｈｐ＿", "ＡＫＩＡ", "а", "о", "Α", "\u0301", "\u0323", "Ś",
 }
 
 func fuzzText(data []byte) string {
@@ -77,6 +80,45 @@ func FuzzMessage(f *testing.F) {
 		want, _ := plain.redact(clean)
 		if got != want {
 			t.Fatalf("anchors changed %q:\n got %q\nwant %q", clean, got, want)
+		}
+		// Clear says yes only where Text changes nothing (decoding and
+		// folding included).
+		if Clear([]byte(clean)) && got != clean {
+			t.Fatalf("Clear(%q) is true, but Text gives %q", clean, got)
+		}
+	})
+}
+
+// FuzzDecode: the decoders and the folded view take any text without
+// panicking; every span lies within the text, what decodes is text, and
+// the folded view's offsets are in order and within the text.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"", "Z2hwX2FiYw==", "%67%68%zz%", "\\u0067\\ud83d\\ude00\\x5", "6768705f6768705f6768705f6768705f", "ｇｈｐ＿a\u0301b", "gһp_аbc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var rs textRuns
+		candidatesRuns(book(), text, &rs)
+		mayDecode(text, &rs)
+		mayFold(text)
+		encodedSpans(text, &rs, func(start, end int, e encoding) bool {
+			if start < 0 || end > len(text) || start >= end {
+				t.Fatalf("span [%d,%d) of %d bytes", start, end, len(text))
+			}
+			if d, ok := decodeSpan(text[start:end], e); ok && !isText([]byte(d)) {
+				t.Fatalf("decoded %q is not text", d)
+			}
+			return true
+		})
+		if v, ok := fold(text); ok {
+			if len(v.start) != len(v.text) || len(v.end) != len(v.text) {
+				t.Fatalf("offsets for %d of %d bytes", len(v.start), len(v.text))
+			}
+			for i := range v.start {
+				if v.start[i] < 0 || v.end[i] > int32(len(text)) || v.start[i] >= v.end[i] || i > 0 && v.start[i] < v.end[i-1] {
+					t.Fatalf("byte %d of the view from [%d,%d) of %q", i, v.start[i], v.end[i], text)
+				}
+			}
 		}
 	})
 }

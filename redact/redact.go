@@ -35,7 +35,7 @@ func Text(text string) (string, diag.Redacted) {
 func Clear(text []byte) bool {
 	var rs textRuns
 	c := candidatesRuns(book(), text, &rs)
-	return c.empty() && !mayDecode(text, rs.longest) && (rs.ascii || !mayFold(text))
+	return c.empty() && !mayDecode(text, &rs) && (rs.ascii || !mayFold(text))
 }
 
 // redact replaces matches until none is left: a match dropped for
@@ -85,7 +85,7 @@ func (b *ruleBook) findHits(text string, depth int) []hit {
 	cands := candidatesRuns(b, text, &rs)
 	var hits []hit
 	if depth > 0 {
-		hits = b.decodedHits(text, rs.longest, depth)
+		hits = b.decodedHits(text, &rs, depth)
 	}
 	if !rs.ascii {
 		hits = append(hits, b.foldedHits(text, depth)...)

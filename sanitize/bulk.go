@@ -274,28 +274,35 @@ func csiEndSlow[S text](s S, j int) int {
 	return -1
 }
 
-// twoByteChunks returns the end of the 8-byte chunks from s[k] that are
-// each four 2-byte characters a text run takes (the letters of Cyrillic,
-// Greek, Hebrew, Arabic, ...). The four code points are assembled at once
-// in the 16-bit lanes of a word and looked up in plain2Tab, with no
-// variable shift: a leaf with few registers live, so that its loop
-// spills nothing.
-func twoByteChunks[S text](s S, k int) int {
-	for k+8 <= len(s) {
-		w := load64(s, k)
-		if w&0xC0E0C0E0C0E0C0E0 != 0x80C080C080C080C0 {
-			break
+// twoByteRun returns the end of the 2-byte characters a text run takes,
+// and single spaces between them, from s[k] (the letters of Cyrillic,
+// Greek, Hebrew, Arabic, ...): eight bytes a step while they are four such
+// characters, then two characters, then one, then a space before another
+// multi-byte character. Each character is looked up by its two bytes as
+// they stand in the input, in plainLane, so that no code point is
+// assembled, no bitmap shifted and no UTF-8 pattern checked. It is a leaf
+// with few registers live, so that its loops spill nothing. A space it
+// takes may end the run, as in plainChars.
+func twoByteRun[S text](s S, k int) int {
+	k0 := k
+	for {
+		for k+8 <= len(s) {
+			w := load64(s, k)
+			if plainLane[uint16(w)].Load()&plainLane[uint16(w>>16)].Load()&
+				plainLane[uint16(w>>32)].Load()&plainLane[uint16(w>>48)].Load() == 0 {
+				break
+			}
+			k += 8
 		}
-		// Lane i holds bytes 2i (the lead, 110xxxxx) and 2i+1: its code
-		// point is the lead's five bits, then the trail's six.
-		cp := (w&0x001F001F001F001F)<<6 | (w>>8)&0x003F003F003F003F
-		if plain2Tab[cp&0x7FF].Load()&plain2Tab[cp>>16&0x7FF].Load()&
-			plain2Tab[cp>>32&0x7FF].Load()&plain2Tab[cp>>48&0x7FF].Load() == 0 {
-			break
+		for k+2 <= len(s) && plainLane[uint16(s[k])|uint16(s[k+1])<<8].Load() != 0 {
+			k += 2
 		}
-		k += 8
+		// A space after a character, before a multi-byte one.
+		if k == k0 || k+2 > len(s) || s[k] != ' ' || s[k+1] < 0xC2 {
+			return k
+		}
+		k++
 	}
-	return k
 }
 
 // plainChars returns the end of the run of multi-byte characters with
@@ -309,12 +316,13 @@ func plainChars[S text](s S, k int) int {
 	hi := rune(-1) // the block blk is for
 	k0 := k
 	for k+4 <= len(s) {
-		// Eight bytes at a time while they are four 2-byte characters
-		// that the run takes (the common case of the scripts whose
-		// letters have two), otherwise one character.
-		if k2 := twoByteChunks(s, k); k2 != k {
-			k = k2
-			continue
+		// The 2-byte characters (and single spaces between them) in a
+		// leaf that takes them a word at a time, otherwise one character.
+		if byteAt(s, k) < 0xE0 {
+			if k2 := twoByteRun(s, k); k2 != k {
+				k = k2
+				continue
+			}
 		}
 		w := load32(s, k)
 		if n := plainLenBMP(w); n != 0 {

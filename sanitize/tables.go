@@ -108,11 +108,13 @@ var (
 // removed; U+10000-U+3FFFF), so an overlong form (F0 8x) or a surrogate
 // never finds one.
 //
-// plain2Tab is plain2 a code point a word (1 if a run takes it), for
-// twoByteChunks, which looks up four characters at once without shifting
-// a bitmap by each.
+// plainLane is plain2 indexed by a 2-byte character's bytes as a
+// little-endian 16-bit number (b0 | b1<<8), 1 if a run takes it: any
+// other pair of bytes, an ASCII byte or a 3-byte character's among them,
+// finds 0. twoByteRun looks up four characters of a word at once with it.
+// (256 KiB of address space, of which the 2-byte characters touch 64 KiB.)
 var (
-	plain2Tab [0x800]atomic.Uint32
+	plainLane [1 << 16]atomic.Uint32
 	plain2    [1 << 5]atomic.Uint64
 	plain3    [1 << 10]atomic.Uint64
 	plain4    [1 << 12]atomic.Uint64
@@ -171,7 +173,7 @@ func buildBlock(i rune) *[256]props {
 		switch {
 		case 0x80 <= r && r < 0x800:
 			plain2[r>>6].Or(1 << (r & 63))
-			plain2Tab[r].Store(1)
+			plainLane[0xC0|r>>6|(0x80|r&0x3F)<<8].Store(1)
 		case 0x800 <= r && r < 0x10000:
 			plain3[r>>6].Or(1 << (r & 63))
 		case 0x10000 <= r && r < 0x40000:

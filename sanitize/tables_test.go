@@ -107,7 +107,7 @@ func TestNonStarterCountsMatchNorm(t *testing.T) {
 	}
 }
 
-// The UTF-8 bitmaps and plain2Tab say what the blocks say: a run takes a
+// The UTF-8 bitmaps and plainLane say what the blocks say: a run takes a
 // character exactly when its properties are runProps.
 func TestRunTablesMatchBlocks(t *testing.T) {
 	for r := rune(0x80); r < 0x10000; r++ {
@@ -122,8 +122,18 @@ func TestRunTablesMatchBlocks(t *testing.T) {
 		if got := plainLenBMP(w) == n; got != want {
 			t.Fatalf("%U: the bitmap says %v, the block %v", r, got, want)
 		}
-		if r < 0x800 && (plain2Tab[r].Load() == 1) != want {
-			t.Fatalf("%U: plain2Tab says %v, the block %v", r, !want, want)
+		if r < 0x800 && (plainLane[uint16(b[0])|uint16(b[1])<<8].Load() == 1) != want {
+			t.Fatalf("%U: plainLane says %v, the block %v", r, !want, want)
+		}
+	}
+	// Every other pair of bytes finds 0: a lane is 1 only for the 2-byte
+	// form of a character a run takes.
+	for l := range 1 << 16 {
+		b := []byte{byte(l), byte(l >> 8)}
+		r, n := utf8.DecodeRune(b)
+		ok := n == 2 && lookup(r)&runMask == runProps
+		if (plainLane[l].Load() == 1) != ok {
+			t.Fatalf("plainLane[%#04x] is %d, the bytes %x decode to %U (%d bytes)", l, plainLane[l].Load(), b, r, n)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
@@ -19,7 +20,7 @@ import (
 // CanBindPeers reports whether this system gives the peer credentials a
 // bound token needs (Linux and macOS); elsewhere runtime.open {bind: true}
 // is refused and Config.BindPeer has no token to bind.
-const CanBindPeers = peerBinding
+const CanBindPeers = peercred.Binding
 
 // boundPeer is a bound token's process. It is guarded by its mu; exited
 // is set under tokenTable.mu as well, so that attach sees it.
@@ -28,7 +29,7 @@ type boundPeer struct {
 	gen   uint64
 
 	mu      sync.Mutex
-	owner   *procRef // nil until the first hello
+	owner   *peercred.Proc // nil until the first hello
 	info    peerInfo
 	exited  bool
 	stopped bool // revoked: the watch is over
@@ -58,12 +59,12 @@ type peerTable struct {
 
 	mu      sync.Mutex
 	threads map[string]*threadPeer
-	owners  map[*boundPeer]*procRef // claimed, neither exited nor revoked
-	live    atomic.Int32            // len(owners), read without mu
+	owners  map[*boundPeer]*peercred.Proc // claimed, neither exited nor revoked
+	live    atomic.Int32                  // len(owners), read without mu
 }
 
 func newPeerTable() *peerTable {
-	return &peerTable{uid: os.Getuid(), threads: make(map[string]*threadPeer), owners: make(map[*boundPeer]*procRef)}
+	return &peerTable{uid: os.Getuid(), threads: make(map[string]*threadPeer), owners: make(map[*boundPeer]*peercred.Proc)}
 }
 
 // threadLocked returns path's entry, made on first use.
@@ -98,10 +99,10 @@ func (p *peerTable) view(path string) (info *peerInfo, exited time.Time, refused
 // whether it may stay: a peer whose uid is neither the service's nor 0 is
 // closed before anything is read from it (ssh-agent does the same).
 func (s *Server) acceptPeer(c *conn) bool {
-	c.cred = credOf(c.nc)
-	if c.cred.known && int(c.cred.uid) != s.peers.uid && c.cred.uid != 0 {
+	c.cred = peercred.Of(c.nc)
+	if c.cred.Known && int(c.cred.UID) != s.peers.uid && c.cred.UID != 0 {
 		s.stats.foreignPeers.Add(1)
-		s.log.Warn("closed a connection from another user", "uid", c.cred.uid, "pid", c.cred.pid)
+		s.log.Warn("closed a connection from another user", "uid", c.cred.UID, "pid", c.cred.PID)
 		return false
 	}
 	return true
@@ -122,7 +123,7 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 		return nil
 	}
 	cred := c.cred
-	if !cred.known || cred.pid <= 0 {
+	if !cred.Known || cred.PID <= 0 {
 		return c.refusePeer(b, "the system did not say which process connected")
 	}
 	bp.mu.Lock()
@@ -132,12 +133,12 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 	}
 	if owner := bp.owner; owner != nil {
 		bp.mu.Unlock()
-		self, err := peerProc(c.nc, cred, false)
+		self, err := peercred.Peer(c.nc, cred, false)
 		if err != nil {
 			return c.refusePeer(b, "the connecting process has exited")
 		}
-		ok := descendsFrom(cred, self, owner)
-		self.close()
+		ok := peercred.DescendsFrom(cred, self, owner)
+		self.Close()
 		if !ok {
 			return c.refusePeer(b, "neither the bound process nor a descendant of it")
 		}
@@ -147,7 +148,7 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 		bp.mu.Unlock()
 		return wire.Errorf(wire.CodeRevoked, "session.hello: token revoked: runtime %s was reopened or closed", b.path)
 	}
-	ref, err := peerProc(c.nc, cred, true)
+	ref, err := peercred.Peer(c.nc, cred, true)
 	if err != nil {
 		bp.mu.Unlock()
 		return c.refusePeer(b, "the connecting process has exited")
@@ -163,17 +164,17 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 // a child's process that said hello with host.token before its first
 // bound hello must not stay the host (admitHost refuses such a hello
 // after the claim). Each is counted as a refused hello of b's thread.
-func (s *Server) closeHostsUnder(b *binding, ref *procRef) {
+func (s *Server) closeHostsUnder(b *binding, ref *peercred.Proc) {
 	s.mu.Lock()
 	var hosts []*conn
 	for h := range s.conns {
-		if !h.fixedHost && h.nc != nil && h.auth() == stateHost && h.cred.known && h.cred.pid > 0 {
+		if !h.fixedHost && h.nc != nil && h.auth() == stateHost && h.cred.Known && h.cred.PID > 0 {
 			hosts = append(hosts, h)
 		}
 	}
 	s.mu.Unlock()
 	for _, h := range hosts {
-		if !descendsFrom(h.cred, nil, ref) {
+		if !peercred.DescendsFrom(h.cred, nil, ref) {
 			continue
 		}
 		s.stats.peerRefused.Add(1)
@@ -181,7 +182,7 @@ func (s *Server) closeHostsUnder(b *binding, ref *procRef) {
 		s.peers.threadLocked(b.path).refused++
 		s.peers.mu.Unlock()
 		s.log.Warn("closed a host connection of a bound child's process", "thread", b.path,
-			"pid", h.cred.pid, "uid", h.cred.uid, "exe", sanitize.Source(exePath(h.cred.pid)))
+			"pid", h.cred.PID, "uid", h.cred.UID, "exe", sanitize.Source(peercred.ExePath(h.cred.PID)))
 		h.kill()
 	}
 }
@@ -189,10 +190,10 @@ func (s *Server) closeHostsUnder(b *binding, ref *procRef) {
 // claimLocked makes ref, the process of cred (its procRef made with
 // watch), the owner of bound token b, and watches for its exit. Called
 // with b.bound.mu held, before the token's first hello.
-func (s *Server) claimLocked(b *binding, ref *procRef, cred peerCred) {
+func (s *Server) claimLocked(b *binding, ref *peercred.Proc, cred peercred.Cred) {
 	bp := b.bound
 	bp.owner = ref
-	bp.info = peerInfo{pid: cred.pid, uid: cred.uid, exe: sanitize.Source(exePath(cred.pid))}
+	bp.info = peerInfo{pid: cred.PID, uid: cred.UID, exe: sanitize.Source(peercred.ExePath(cred.PID))}
 	s.peers.mu.Lock()
 	if tp := s.peers.threadLocked(b.path); tp.gen == bp.gen {
 		info := bp.info
@@ -201,7 +202,7 @@ func (s *Server) claimLocked(b *binding, ref *procRef, cred peerCred) {
 	s.peers.owners[bp] = ref
 	s.peers.live.Store(int32(len(s.peers.owners)))
 	s.peers.mu.Unlock()
-	bp.byExit = ref.watchExit(func() { s.peerExited(b) })
+	bp.byExit = ref.WatchExit(func() { s.peerExited(b) })
 }
 
 // refusePeer counts and logs a hello refused by the binding.
@@ -215,7 +216,7 @@ func (c *conn) refusePeer(b *binding, why string) *wire.Error {
 	s.peers.threadLocked(b.path).refused++
 	s.peers.mu.Unlock()
 	s.log.Warn("refused a hello with a bound token", "thread", b.path, "reason", why,
-		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
+		"pid", c.cred.PID, "uid", c.cred.UID, "exe", sanitize.Source(peercred.ExePath(c.cred.PID)))
 	if why == whyExited {
 		return wire.Errorf(wire.CodeUnauthenticated, "session.hello: this token is bound to another process, which has exited")
 	}
@@ -231,29 +232,29 @@ const whyExited = "the bound process has exited"
 // one, since host.token is readable by every process of the user.
 func (c *conn) admitHost() *wire.Error {
 	s := c.s
-	if s.peers.live.Load() == 0 || !c.cred.known || c.cred.pid <= 0 {
+	if s.peers.live.Load() == 0 || !c.cred.Known || c.cred.PID <= 0 {
 		return nil
 	}
-	self, err := peerProc(c.nc, c.cred, false)
+	self, err := peercred.Peer(c.nc, c.cred, false)
 	if err != nil {
 		return c.refuseHost("the connecting process has exited")
 	}
-	defer self.close()
-	chain := ancestry(c.cred.pid)
+	defer self.Close()
+	chain := peercred.Ancestry(c.cred.PID)
 	s.peers.mu.Lock()
-	owners := make(map[int]*procRef, len(s.peers.owners))
+	owners := make(map[int]*peercred.Proc, len(s.peers.owners))
 	for _, ref := range s.peers.owners {
-		owners[ref.pid] = ref
+		owners[ref.PID] = ref
 	}
 	s.peers.mu.Unlock()
 	for _, p := range chain {
 		// An owner found in the chain counts only while it lives: a pid of
 		// an exited child may belong to anyone now.
-		if ref := owners[p]; ref != nil && ref.alive() {
+		if ref := owners[p]; ref != nil && ref.Alive() {
 			return c.refuseHost("a bound child's process or a descendant of one")
 		}
 	}
-	if !self.alive() {
+	if !self.Alive() {
 		return c.refuseHost("the connecting process has exited")
 	}
 	return nil
@@ -262,7 +263,7 @@ func (c *conn) admitHost() *wire.Error {
 func (c *conn) refuseHost(why string) *wire.Error {
 	c.s.stats.hostRefused.Add(1)
 	c.s.log.Warn("refused a hello with the host token", "reason", why,
-		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
+		"pid", c.cred.PID, "uid", c.cred.UID, "exe", sanitize.Source(peercred.ExePath(c.cred.PID)))
 	return wire.Errorf(wire.CodeUnauthenticated, "session.hello: a child's process cannot be the host")
 }
 
@@ -274,7 +275,7 @@ func (bp *boundPeer) stopLocked() {
 	owner := bp.owner
 	bp.mu.Unlock()
 	bp.table.forget(bp)
-	owner.close()
+	owner.Close()
 }
 
 func (p *peerTable) forget(bp *boundPeer) {
@@ -305,7 +306,7 @@ func (s *Server) peerExited(b *binding) {
 	bp.mu.Lock()
 	owner, info := bp.owner, bp.info
 	bp.mu.Unlock()
-	owner.close()
+	owner.Close()
 	for _, c := range conns {
 		c.revoke()
 	}
@@ -356,7 +357,7 @@ func (p *peerTable) list(r wire.Threads) wire.Threads {
 // closeAll ends the watch of every bound process (Shutdown).
 func (p *peerTable) closeAll() {
 	p.mu.Lock()
-	refs := make([]*procRef, 0, len(p.owners))
+	refs := make([]*peercred.Proc, 0, len(p.owners))
 	for bp, ref := range p.owners {
 		refs = append(refs, ref)
 		delete(p.owners, bp)
@@ -364,6 +365,6 @@ func (p *peerTable) closeAll() {
 	p.live.Store(0)
 	p.mu.Unlock()
 	for _, ref := range refs {
-		ref.close()
+		ref.Close()
 	}
 }

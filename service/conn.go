@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
@@ -76,12 +78,12 @@ const (
 // blocks the child whose report raised it.
 type conn struct {
 	s         *Server
-	fr        *frameReader
+	fr        *jsonframe.Reader
 	nc        net.Conn // nil for the stdio host
 	fixedHost bool
-	state     atomic.Int32 // a connState up to stateRevoked; see its doc
-	child     *binding     // set by session.hello with a child token; loop goroutine only
-	cred      peerCred     // the socket peer's credentials, read at accept (bind.go)
+	state     atomic.Int32  // a connState up to stateRevoked; see its doc
+	child     *binding      // set by session.hello with a child token; loop goroutine only
+	cred      peercred.Cred // the socket peer's credentials, read at accept (bind.go)
 
 	// waitInput blocks until the socket has bytes or has ended, and says
 	// whether its peer is gone (nil: the stdio host, or no descriptor);
@@ -125,11 +127,11 @@ func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
 	var ready func() error
 	if nc != nil {
-		if c.waitInput = waitReadable(nc); c.waitInput != nil {
+		if c.waitInput = peercred.WaitReadable(nc); c.waitInput != nil {
 			ready = c.inputReady
 		}
 	}
-	c.fr = newFrameReader(meteredReader{c: c, r: r}, ready)
+	c.fr = jsonframe.NewReader(meteredReader{c: c, r: r}, ready)
 	if host {
 		c.state.Store(int32(stateHost))
 	} else {
@@ -324,9 +326,9 @@ func (c *conn) loop() error {
 		if c.revoked() || c.isGone() {
 			return nil
 		}
-		frame, err := c.fr.next()
-		if errors.Is(err, errFrameTooLarge) {
-			c.send(encodeReply(nullID, nil, wire.Errorf(wire.CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
+		frame, err := c.fr.Next()
+		if errors.Is(err, jsonframe.ErrTooLarge) {
+			c.send(encodeReply(jsonframe.NullID, nil, wire.Errorf(wire.CodeInvalidRequest, "frame over 64 KiB: the rest of the line was skipped")))
 			continue
 		}
 		if err != nil {
@@ -343,7 +345,7 @@ func (c *conn) loop() error {
 		}
 		c.charge(CostPerFrame + len(frame))
 		if !c.s.begin() {
-			c.send(encodeReply(nullID, nil, wire.Errorf(wire.CodeShuttingDown, "server is shutting down")))
+			c.send(encodeReply(jsonframe.NullID, nil, wire.Errorf(wire.CodeShuttingDown, "server is shutting down")))
 			return nil
 		}
 		// The reply is queued after the slot is given back: waiting for a
@@ -406,7 +408,7 @@ func (c *conn) isShutting() bool {
 // handle runs one frame and returns its encoded reply, or nil for a
 // notification.
 func (c *conn) handle(frame []byte) []byte {
-	req, id, rerr := decodeRequest(frame)
+	req, id, rerr := jsonframe.Decode(frame)
 	if rerr != nil {
 		if id == nil {
 			return nil // a notification gets no reply, not even an error

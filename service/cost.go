@@ -5,6 +5,9 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
+	"github.com/diagrelay/diagrelay/internal/peercred"
 )
 
 // Fairness by cost (service/doc.go, "No child can slow another"). A
@@ -32,7 +35,7 @@ const (
 	// child (5 reports in 10 s) uses a few percent of it; 64 children
 	// flooding at their share keep the server under a tenth of a core.
 	DefaultCostRate  = 16 << 10
-	DefaultCostBurst = 4 * MaxFrame
+	DefaultCostBurst = 4 * jsonframe.MaxFrame
 	// A pending peer's share is an eighth of a child's: a hello and some,
 	// never a flood before its token is known.
 	pendingCostShare = 8
@@ -113,7 +116,7 @@ func (c *conn) throttle() (waited bool) {
 		}
 		// In slices, looking between them for a peer that left: a paced
 		// connection whose peer is gone is dropped, not waited out.
-		if c.nc != nil && peerGone(c.nc) {
+		if c.nc != nil && peercred.Gone(c.nc) {
 			c.kill()
 			return waited
 		}
@@ -158,7 +161,7 @@ func (m meteredReader) Read(p []byte) (int, error) {
 	waited := m.c.throttle()
 	polled := m.c.polled && !waited // inputReady has just looked
 	m.c.polled = false
-	if m.c.nc != nil && !polled && peerGone(m.c.nc) {
+	if m.c.nc != nil && !polled && peercred.Gone(m.c.nc) {
 		m.c.kill()
 		return 0, errPeerGone
 	}

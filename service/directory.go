@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -92,7 +93,7 @@ func (c *conn) claimRemote(token string) (*binding, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeStorage, "session.hello: the cluster's entry for this token is not valid")
 	}
 	var bound *boundPeer
-	if e.Bind && peerBinding {
+	if e.Bind && peercred.Binding {
 		bound = s.newBound(rt.Generation())
 	}
 	s.peers.opened(rt.Path(), rt.Generation())

@@ -41,7 +41,7 @@
 //
 // At accept the server reads the peer's credentials from the kernel
 // (SO_PEERCRED on Linux, LOCAL_PEERCRED and LOCAL_PEERPID on macOS;
-// peer_linux.go, peer_darwin.go) and closes a peer whose uid is neither
+// internal/peercred) and closes a peer whose uid is neither
 // its own nor 0 before reading from it. Root is let in because it can
 // read any process's memory anyway; its hellos are checked like anyone's.
 // A token opened with bind (or under Config.BindPeer) belongs to the
@@ -172,7 +172,7 @@
 //     diagnostic.report and session.hello ignore them (SPEC §4).
 //   - Errors sent to peers name the field or rule, never a host path, a Go
 //     type or an internal error; those go to Config.Logger, which
-//     NewLimitHandler keeps to a few lines per second.
+//     serve's NewLimitHandler keeps to a few lines per second.
 //
 // # Memory returns
 //
@@ -199,7 +199,7 @@
 // one call per memReturnEvery (5 s), so whatever peers do it costs at
 // most about 0.6 % of a core; ordinary traffic calls it at most once per
 // memChurnAccepts connections. Per-connection buffers are already small
-// (readBuffer, keepQueueCap) and die with their connection, so returning
+// (jsonframe's read buffer, keepQueueCap) and die with their connection, so returning
 // the free heap was what was missing. What stays is live state: threads,
 // gates, kept reports, the redaction rules (8 MiB of compiled
 // expressions, built once, at the first report) and the

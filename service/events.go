@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -23,7 +24,7 @@ const EventQueue = 1024
 
 func (c *conn) threadList(raw []byte) (any, *wire.Error) {
 	var p wire.Empty
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	return c.s.peers.list(wireThreads(c.s.mgr.Threads())), nil
@@ -35,7 +36,7 @@ func (c *conn) threadList(raw []byte) (any, *wire.Error) {
 // subscription starts so that no event in between is missed.
 func (c *conn) eventsSubscribe(raw []byte) (any, *wire.Error) {
 	var p wire.Empty
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	c.s.events.subscribe(c)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
@@ -71,7 +72,7 @@ func FuzzHostStream(f *testing.F) {
 				t.Fatalf("frame is neither a response nor ui.notify: %s", line)
 			case hasResult == hasError:
 				t.Fatalf("response needs exactly one of result and error: %s", line)
-			case len(id) > service.MaxIDBytes*6+2:
+			case len(id) > jsonframe.MaxIDBytes*6+2:
 				t.Fatalf("reply id of %d bytes", len(id))
 			case hasError:
 				var e wire.Error

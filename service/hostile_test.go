@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -59,7 +60,7 @@ func TestPendingPeerThatSendsIsClosedAtTheDeadline(t *testing.T) {
 	// Unbounded replies here, so that only the deadline can close them.
 	e := startConfig(t, service.Config{Mailbox: store, HelloTimeout: 500 * time.Millisecond, MaxUnsent: 1 << 40}, store)
 	token := e.open("/root/ok")
-	id := strings.Repeat("i", service.MaxIDBytes)
+	id := strings.Repeat("i", jsonframe.MaxIDBytes)
 	frame := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"diagnostic.probe"}`+"\n", id))
 	var wg sync.WaitGroup
 	ended := make([]time.Duration, 16)

@@ -29,7 +29,7 @@ const (
 	// memFloodConns: the connection count has fallen by at least this
 	// many, and to at most half its peak since the last return. Fewer
 	// leaving is ordinary life and holds little (a connection costs a
-	// few KiB: readBuffer, keepQueueCap, two goroutines).
+	// few KiB: jsonframe's read buffer, keepQueueCap, two goroutines).
 	memFloodConns = 16
 	// memFloodUnsent: the unsent total (budget.go) went over this since
 	// the last return and is back to zero.

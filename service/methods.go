@@ -6,6 +6,8 @@ import (
 
 	"github.com/diagrelay/diagrelay/capability"
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -40,10 +42,10 @@ func init() {
 	}
 }
 
-func (c *conn) dispatch(req *request) (any, *wire.Error) {
+func (c *conn) dispatch(req *jsonframe.Request) (any, *wire.Error) {
 	m, ok := methods[req.Method]
 	if !ok {
-		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %s not found", clipName(req.Method))
+		return nil, wire.Errorf(wire.CodeMethodNotFound, "method %s not found", jsonframe.QuoteName(req.Method))
 	}
 	if m.who != statePending {
 		st, child := c.auth(), c.isChild()
@@ -66,8 +68,6 @@ func (c *conn) dispatch(req *request) (any, *wire.Error) {
 	}
 	return m.call(c, req.Params)
 }
-
-func clipName(s string) string { return quoteName(s) }
 
 func ptrOr(p *string) string {
 	if p == nil {
@@ -95,7 +95,7 @@ func pathParam(field, value string) *wire.Error {
 
 func (c *conn) hello(raw []byte) (any, *wire.Error) {
 	var p wire.HelloParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := jsonframe.DecodeParams(raw, &p); e != nil {
 		return nil, e
 	}
 	// host.token ends with a newline: its contents work as they are.
@@ -157,7 +157,7 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 
 func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	var p wire.OpenParams
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("path", p.Path); e != nil {
@@ -170,7 +170,7 @@ func (c *conn) runtimeOpen(raw []byte) (any, *wire.Error) {
 	if p.Bind != nil {
 		bind = *p.Bind
 	}
-	if bind && !peerBinding {
+	if bind && !peercred.Binding {
 		return nil, wire.Errorf(wire.CodeInvalidParams, "params: field \"bind\": this system gives no peer credentials, so a token cannot be bound")
 	}
 	c.s.openMu.Lock()
@@ -231,7 +231,7 @@ func (s *Server) openThread(path, parent, owner string, opener *binding, spawned
 // onlyPath decodes params that are just {path}.
 func onlyPath(raw []byte) (string, *wire.Error) {
 	var p wire.PathParams
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return "", e
 	}
 	return p.Path, pathParam("path", p.Path)
@@ -273,7 +273,7 @@ func (c *conn) threadStatus(raw []byte) (any, *wire.Error) {
 
 func (c *conn) mailboxRead(raw []byte) (any, *wire.Error) {
 	var p wire.ReadParams
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("recipient", p.Recipient); e != nil {
@@ -296,7 +296,7 @@ func (c *conn) mailboxRead(raw []byte) (any, *wire.Error) {
 
 func (c *conn) mailboxAck(raw []byte) (any, *wire.Error) {
 	var p wire.AckParams
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := pathParam("recipient", p.Recipient); e != nil {
@@ -317,7 +317,7 @@ func (c *conn) mailboxAck(raw []byte) (any, *wire.Error) {
 // params members.
 func (c *conn) probe(raw []byte) (any, *wire.Error) {
 	var p wire.Empty
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	return wireProbe(capability.Current()), nil
@@ -332,7 +332,7 @@ func (c *conn) probe(raw []byte) (any, *wire.Error) {
 func (c *conn) report(raw []byte) (any, *wire.Error) {
 	rt := c.child.rt
 	var p wire.ReportParams
-	if e := decodeParams(raw, &p); e != nil {
+	if e := jsonframe.DecodeParams(raw, &p); e != nil {
 		rt.Report(nil) // counted as invalid, and paced as a drop
 		c.paceDropped()
 		return nil, e

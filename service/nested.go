@@ -3,6 +3,7 @@ package service
 import (
 	"strings"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
@@ -34,10 +35,10 @@ func (c *conn) nestedAllowed(method string, sc *nestedScope, raw []byte) *wire.E
 	var target string
 	if sc.field == "path" {
 		var p wire.PathParams
-		e, target = decodeParams(raw, &p), p.Path
+		e, target = jsonframe.DecodeParams(raw, &p), p.Path
 	} else {
 		var p wire.ReadParams // mailbox.read's and mailbox.ack's recipient
-		e, target = decodeParams(raw, &p), p.Recipient
+		e, target = jsonframe.DecodeParams(raw, &p), p.Recipient
 	}
 	if e != nil {
 		return e

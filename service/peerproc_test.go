@@ -257,6 +257,32 @@ func (h *helper) expect(prefix string) string {
 	}
 }
 
+// expectAll waits for a line with each of prefixes, in any order (a
+// connection the server closes may say so before or after a reply on
+// another), and returns the rest of each.
+func (h *helper) expectAll(prefixes ...string) map[string]string {
+	h.t.Helper()
+	got := make(map[string]string)
+	timeout := time.After(10 * time.Second)
+	for len(got) < len(prefixes) {
+		select {
+		case l, ok := <-h.lines:
+			if !ok {
+				h.t.Fatalf("helper output ended before %q (got %v)", prefixes, got)
+			}
+			for _, p := range prefixes {
+				if rest, ok := strings.CutPrefix(l, p); ok {
+					got[p] = strings.TrimSpace(rest)
+					break
+				}
+			}
+		case <-timeout:
+			h.t.Fatalf("not every one of %q from the helper within 10 s (got %v)", prefixes, got)
+		}
+	}
+	return got
+}
+
 // expectHello waits for label's hello reply and decodes it.
 func (h *helper) expectHello(label string) map[string]any {
 	h.t.Helper()

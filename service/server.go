@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 )
@@ -101,7 +102,8 @@ type Config struct {
 	Edge      bool
 
 	// Logger receives connection-level failures; nil discards them. Wrap
-	// its handler in NewLimitHandler when the output is a terminal.
+	// its handler in serve.NewLimitHandler (internal/serve) when the output
+	// is a terminal.
 	Logger *slog.Logger
 }
 
@@ -335,7 +337,7 @@ func (s *Server) Serve(l net.Listener) error {
 // closes the oldest), and served off it.
 func (s *Server) admit(nc net.Conn) {
 	s.mem.accept()
-	if peerGone(nc) {
+	if peercred.Gone(nc) {
 		nc.Close()
 		return
 	}
@@ -419,7 +421,7 @@ const evictScan = 8
 func (s *Server) evictionCandidate() *list.Element {
 	e := s.pending.Front()
 	for i := 0; e != nil && i < evictScan; e, i = e.Next(), i+1 {
-		if c := e.Value.(*conn); c.isGone() || peerGone(c.nc) {
+		if c := e.Value.(*conn); c.isGone() || peercred.Gone(c.nc) {
 			return e
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
+	"github.com/diagrelay/diagrelay/internal/peercred"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/sanitize"
 )
@@ -23,7 +25,7 @@ import (
 type spawnGrant struct {
 	path  string
 	token string
-	owner *procRef
+	owner *peercred.Proc
 	// spawned counts the live threads opened with the path's spawn
 	// tokens (Config.MaxNested); a new token for the path keeps it.
 	spawned *nestedCount
@@ -31,7 +33,7 @@ type spawnGrant struct {
 
 // setSpawn makes token the spawn token for path, owned by owner,
 // replacing the path's previous one.
-func (t *tokenTable) setSpawn(path, token string, owner *procRef) {
+func (t *tokenTable) setSpawn(path, token string, owner *peercred.Proc) {
 	g := &spawnGrant{path: path, token: token, owner: owner, spawned: &nestedCount{}}
 	t.mu.Lock()
 	old := t.spawnByPath[path]
@@ -43,7 +45,7 @@ func (t *tokenTable) setSpawn(path, token string, owner *procRef) {
 	t.spawnByHash[sha256.Sum256([]byte(token))] = g
 	t.mu.Unlock()
 	if old != nil {
-		old.owner.close()
+		old.owner.Close()
 	}
 }
 
@@ -77,7 +79,7 @@ func (t *tokenTable) closeSpawns() {
 	clear(t.spawnByHash)
 	t.mu.Unlock()
 	for _, g := range grants {
-		g.owner.close()
+		g.owner.Close()
 	}
 }
 
@@ -91,7 +93,7 @@ func (c *conn) spawnToken(raw []byte) (any, *wire.Error) {
 	switch {
 	case c.s.cfg.Edge:
 		return nil, wire.Errorf(wire.CodeForbidden, "spawn.token: this server is a cluster edge: threads are opened on the home (docs/cluster.md)")
-	case !peerBinding:
+	case !peercred.Binding:
 		return nil, wire.Errorf(wire.CodeForbidden, "spawn.token: this system gives no peer credentials, so a spawn token cannot be bound to a process")
 	}
 	owner, err := c.hostProc()
@@ -106,24 +108,24 @@ func (c *conn) spawnToken(raw []byte) (any, *wire.Error) {
 // hostProc is the host's process: for the stdio host, the process that
 // started serve (its parent, which holds the other end of stdin and
 // stdout); for a socket host, its peer.
-func (c *conn) hostProc() (*procRef, error) {
+func (c *conn) hostProc() (*peercred.Proc, error) {
 	if !c.fixedHost {
-		if !c.cred.known || c.cred.pid <= 0 {
+		if !c.cred.Known || c.cred.PID <= 0 {
 			return nil, errors.New("no peer credentials")
 		}
-		return peerProc(c.nc, c.cred, false)
+		return peercred.Peer(c.nc, c.cred, false)
 	}
 	pid := os.Getppid()
 	if pid <= 1 {
 		return nil, errors.New("serve's parent has exited")
 	}
-	ref, err := procOf(pid)
+	ref, err := peercred.Lookup(pid)
 	if err != nil {
 		return nil, err
 	}
 	// Still serve's parent once it is held: the pid was not reused.
 	if os.Getppid() != pid {
-		ref.close()
+		ref.Close()
 		return nil, errors.New("serve's parent has exited")
 	}
 	return ref, nil
@@ -134,7 +136,7 @@ func (c *conn) hostProc() (*procRef, error) {
 // open now, and gets its token, bound to the calling process already.
 func (c *conn) spawnOpen(raw []byte) (any, *wire.Error) {
 	var p wire.SpawnOpenParams
-	if e := decodeParamsStrict(raw, &p); e != nil {
+	if e := jsonframe.DecodeParamsStrict(raw, &p); e != nil {
 		return nil, e
 	}
 	if e := required("token", p.Token); e != nil {
@@ -155,36 +157,37 @@ func (c *conn) spawnOpen(raw []byte) (any, *wire.Error) {
 		return nil, wire.Errorf(wire.CodeForbidden, "spawn.open: this spawn token opens threads only below %s", g.path)
 	}
 	cred := c.cred
-	if !cred.known || cred.pid <= 0 {
+	if !cred.Known || cred.PID <= 0 {
 		return nil, c.refuseSpawn(g, "the system did not say which process connected")
 	}
-	self, err := peerProc(c.nc, cred, true)
+	self, err := peercred.Peer(c.nc, cred, true)
 	if err != nil {
 		return nil, c.refuseSpawn(g, "the connecting process has exited")
 	}
-	if !descendsFrom(cred, self, g.owner) {
-		self.close()
+	if !peercred.DescendsFrom(cred, self, g.owner) {
+		self.Close()
 		return nil, c.refuseSpawn(g, "not a descendant of the spawn token's process")
 	}
 	s.openMu.Lock()
 	defer s.openMu.Unlock()
 	if s.tokens.isLive(p.Path) {
-		self.close()
+		self.Close()
 		return nil, wire.Errorf(wire.CodeForbidden, "spawn.open: thread %s is open; a spawn token opens only a thread that is not", p.Path)
 	}
 	if max := s.cfg.MaxNested; !s.tokens.room(g.spawned, p.Path, max) {
-		self.close()
+		self.Close()
 		s.stats.nestedLimited.Add(1)
 		return nil, wire.Errorf(wire.CodeTooManyConns, "too many nested runtimes (at most %d live below %s)", max, g.path)
 	}
 	b, e := s.openThread(p.Path, "", "", nil, g.spawned, true)
 	if e != nil {
-		self.close()
+		self.Close()
 		return nil, e
 	}
 	b.bound.mu.Lock()
 	s.claimLocked(b, self, cred)
 	b.bound.mu.Unlock()
+	s.closeHostsUnder(b, self) // as any claim: a child's process is not the host
 	return wire.OpenResult{Path: b.path, Token: b.token, Generation: b.gen}, nil
 }
 
@@ -193,7 +196,7 @@ func (c *conn) refuseSpawn(g *spawnGrant, why string) *wire.Error {
 	s := c.s
 	s.stats.peerRefused.Add(1)
 	s.log.Warn("refused a spawn.open", "below", g.path, "reason", why,
-		"pid", c.cred.pid, "uid", c.cred.uid, "exe", sanitize.Source(exePath(c.cred.pid)))
+		"pid", c.cred.PID, "uid", c.cred.UID, "exe", sanitize.Source(peercred.ExePath(c.cred.PID)))
 	return wire.Errorf(wire.CodeUnauthenticated, "spawn.open: this spawn token is for the processes below the one it was given to")
 }
 

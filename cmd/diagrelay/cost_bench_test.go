@@ -95,6 +95,7 @@ type phase struct {
 	took    time.Duration
 	cpu     time.Duration   // the service's
 	rtts    []time.Duration // each report's round trip
+	opens   []time.Duration // each runtime.open's round trip at the host
 }
 
 func (p *phase) add(q phase) {
@@ -102,6 +103,7 @@ func (p *phase) add(q phase) {
 	p.took += q.took
 	p.cpu += q.cpu
 	p.rtts = append(p.rtts, q.rtts...)
+	p.opens = append(p.opens, q.opens...)
 }
 
 func (p phase) rate() float64         { return float64(p.reports) / p.took.Seconds() }
@@ -112,6 +114,7 @@ func (p phase) cpuPerReport() float64 { return float64(p.cpu.Microseconds()) / f
 // /root/TAG-cI (one parent per child).
 func runPhase(b *testing.B, s *servetest.Server, tag string, children, lives int) phase {
 	rtts := make([][]time.Duration, children)
+	opens := make([][]time.Duration, children)
 	pid := s.Cmd.Process.Pid
 	cpu0 := cpuTime(b, pid)
 	begin := time.Now()
@@ -120,7 +123,9 @@ func runPhase(b *testing.B, s *servetest.Server, tag string, children, lives int
 		wg.Go(func() {
 			for life := range lives {
 				path := fmt.Sprintf("/root/%s-c%d/r%d", tag, i, life)
+				t0 := time.Now()
 				tok, _, err := servetest.OpenRuntime(s.Host, path)
+				opens[i] = append(opens[i], time.Since(t0))
 				if err != nil {
 					b.Error(err)
 					return
@@ -133,7 +138,7 @@ func runPhase(b *testing.B, s *servetest.Server, tag string, children, lives int
 		})
 	}
 	wg.Wait()
-	p := phase{took: time.Since(begin), cpu: cpuTime(b, pid) - cpu0, rtts: slices.Concat(rtts...)}
+	p := phase{took: time.Since(begin), cpu: cpuTime(b, pid) - cpu0, rtts: slices.Concat(rtts...), opens: slices.Concat(opens...)}
 	p.reports = len(p.rtts)
 	return p
 }
@@ -244,6 +249,7 @@ func BenchmarkServeCost(b *testing.B) {
 				b.ReportMetric(p[m].rate(), "reports/s-"+n)
 				b.ReportMetric(quantile(p[m].rtts, 0.5), "p50-ms-"+n)
 				b.ReportMetric(float64(sizes[m][0])/p[m].rate()*1000, "little-ms-"+n)
+				b.ReportMetric(quantile(p[m].opens, 0.5), "open-p50-ms-"+n)
 			}
 			b.ReportMetric(p[1].rate()/p[0].rate(), "512/64")
 		})

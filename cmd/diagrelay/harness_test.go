@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if spec := os.Getenv(rawPubEnv); spec != "" {
+		os.Exit(rawPublishers(spec))
+	}
 	code := m.Run()
 	removeCostBinary()
 	os.Exit(code)

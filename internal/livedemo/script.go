@@ -6,7 +6,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/demo"
-	"github.com/diagrelay/diagrelay/service"
+	"github.com/diagrelay/diagrelay/internal/jsonframe"
 )
 
 // step is one thing the live demo does, at an offset from its start.
@@ -59,7 +59,7 @@ func script() []step {
 func hostileWave(at time.Duration, rs []diag.Report) []step {
 	var s []step
 	for _, r := range rs {
-		if len(r.Message)+len(r.Source) > service.MaxFrame/2 {
+		if len(r.Message)+len(r.Source) > jsonframe.MaxFrame/2 {
 			continue
 		}
 		s = append(s, step{at: at, thread: "/root/hostile", level: string(r.Level), source: r.Source, msg: r.Message})

@@ -164,5 +164,5 @@ func NewLogger(w io.Writer, format string, now func() time.Time) *slog.Logger {
 	} else {
 		h = slog.NewTextHandler(w, nil)
 	}
-	return slog.New(service.NewLimitHandler(h, 10, now))
+	return slog.New(NewLimitHandler(h, 10, now))
 }

@@ -9,7 +9,7 @@ import (
 const Version = "2.0"
 
 // Request is an outgoing request or notification (ID nil). The server
-// reads requests with its own strict decoder (service/strict.go), so this
+// reads requests with its own strict decoder (internal/jsonframe), so this
 // shape is only ever encoded.
 type Request struct {
 	JSONRPC string          `json:"jsonrpc"`

@@ -99,7 +99,7 @@ test("kill -9 of serve while a child runs: the parent answers its next prompt an
   assert.doesNotMatch(rpc.stderr(), /Unhandled|ERR_DIAGRELAY/);
 });
 
-test("/reload, then a child, then a prompt: the child's reports reach the model", { timeout: 300_000 }, async (t) => {
+test("/reload (and /new), then a child, then a prompt: the child's reports reach the model", { timeout: 300_000 }, async (t) => {
   const model = await startFakeModel();
   t.after(() => model.close());
   const agentDir = await makeAgentDir(t, model.url);
@@ -125,6 +125,17 @@ test("/reload, then a child, then a prompt: the child's reports reach the model"
   // Before the prompt: the last user-role message is the user's own.
   const users = asked.body.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text).join("")));
   assert.match(users.at(-1), /^AFTER RELOAD/);
+  // /new (RPC new_session) likewise: a new session, a new Host, and its child reaches the model.
+  assert.equal((await rpc.send({ type: "new_session" }, 60_000)).success, true);
+  await rpc.send({ type: "prompt", message: "/spawn /root/fresh" });
+  assert.equal((await standin(rpc, "standin", "/root/fresh")).code, 0);
+  await rpc.waitFrame((f) => f.method === "notify" && f.message.startsWith("/root/fresh [lint]: shutting down"), 10_000, "fresh's last notify");
+  await sleep(1500);
+  const mark = model.requests.length;
+  await rpc.send({ type: "prompt", message: "AFTER NEW REPLY:renewed" }, 60_000);
+  await rpc.waitFrame((f) => f.type === "agent_end" && model.requests.length > mark, 60_000, "agent_end after new_session");
+  const fresh = model.requests.slice(mark).find((q) => q.text.includes("AFTER NEW"));
+  assert.ok(fresh.text.includes(`Extension diagnostic from /root/fresh ${LABEL}`), fresh.text.slice(-2000));
 });
 
 test("pi -p by hand starts no Host: run() runs the child unhosted", { timeout: 300_000 }, async (t) => {

@@ -102,3 +102,24 @@ test("every name the modules export is declared in their .d.ts, and nothing else
     assert.deepEqual(exported, [...new Set(declared)].sort(), `${mod} and ${dts}`);
   }
 });
+
+test("run: stdin ignored, stdout's lines to onLine as they come, an abort kills the child", async () => {
+  const node = { command: process.execPath, args: [] };
+  const lines = [];
+  // The child reads its stdin to the end (ignored: at once) and prints two lines and a partial one.
+  const script = "let n=0;process.stdin.on('data',(d)=>n+=d.length).on('end',()=>{process.stdout.write('a\\r\\nb\\n');process.stdout.write('stdin '+n);console.error('err')})";
+  const r = await hostFor().run("/root/x", ["-e", script], { command: node, onLine: (l) => lines.push(l) });
+  assert.deepEqual([r.code, r.stdout, r.stderr, lines], [0, "a\r\nb\nstdin 0", "err\n", ["a", "b", "stdin 0"]]);
+  // onLine throwing stays the caller's: the output is still captured.
+  const t = await hostFor().run("/root/x", ["-e", "console.log('x')"], { command: node, onLine: () => { throw new Error("boom"); } });
+  assert.deepEqual([t.code, t.stdout], [0, "x\n"]);
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 200);
+  const started = Date.now();
+  const k = await hostFor().run("/root/x", ["-e", "setInterval(() => {}, 1000)"], { command: node, signal: ac.signal });
+  assert.equal(k.signal, "SIGTERM");
+  assert.ok(Date.now() - started < 5000);
+  const missing = await hostFor().run("/root/x", [], { command: { command: "/nonexistent/pi", args: [] } });
+  assert.equal(missing.code, null);
+  assert.match(missing.error ?? "", /cannot run \/nonexistent\/pi/);
+});

@@ -1,4 +1,4 @@
-package service
+package jsonframe
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 // MaxFrame is the largest frame, newline excluded, that the server reads.
 const MaxFrame = 64 << 10
 
-// errFrameTooLarge is returned by frameReader.next for a line over MaxFrame;
+// ErrTooLarge is returned by Reader.next for a line over MaxFrame;
 // the rest of that line has been skipped and the next call reads the next one.
-var errFrameTooLarge = errors.New("frame over 64 KiB")
+var ErrTooLarge = errors.New("frame over 64 KiB")
 
-// frameReader splits a stream into newline-terminated frames of at most
+// Reader splits a stream into newline-terminated frames of at most
 // MaxFrame bytes without ever holding more than that in memory.
 //
 // Its read buffer is borrowed from readPool only while it holds bytes not
@@ -24,7 +24,7 @@ var errFrameTooLarge = errors.New("frame over 64 KiB")
 // without a buffer it needs ready, which blocks until the input has bytes
 // (or has ended); without one (the stdio host) a read holds a buffer
 // while it waits.
-type frameReader struct {
+type Reader struct {
 	src   io.Reader
 	ready func() error // nil, or blocks until src can be read without waiting
 	rbuf  *[readBuffer]byte
@@ -40,14 +40,14 @@ const readBuffer = 4 << 10
 
 var readPool = sync.Pool{New: func() any { return new([readBuffer]byte) }}
 
-func newFrameReader(src io.Reader, ready func() error) *frameReader {
-	return &frameReader{src: src, ready: ready}
+func NewReader(src io.Reader, ready func() error) *Reader {
+	return &Reader{src: src, ready: ready}
 }
 
 // next returns the next frame without its line ending ("\n" or "\r\n").
 // The slice is valid until the following call. At the end of input a final
 // unterminated frame is returned, then io.EOF.
-func (f *frameReader) next() ([]byte, error) {
+func (f *Reader) Next() ([]byte, error) {
 	if cap(f.buf) > 4*readBuffer {
 		f.buf = nil // a large frame's buffer is not kept for the next
 	}
@@ -81,25 +81,25 @@ func (f *frameReader) next() ([]byte, error) {
 			}
 		}
 		if f.r == f.w {
-			f.release()
+			f.Release()
 		}
 		if i >= 0 {
 			break
 		}
 	}
 	if tooLarge {
-		return nil, errFrameTooLarge
+		return nil, ErrTooLarge
 	}
 	line := trimEOL(f.buf)
 	if len(line) > MaxFrame {
-		return nil, errFrameTooLarge
+		return nil, ErrTooLarge
 	}
 	return line, nil
 }
 
 // fill reads into the empty buffer, borrowed for it, until it holds
 // bytes or the input fails; the error is kept for next.
-func (f *frameReader) fill() {
+func (f *Reader) fill() {
 	if f.ready != nil {
 		if err := f.ready(); err != nil {
 			f.err = err
@@ -115,12 +115,12 @@ func (f *frameReader) fill() {
 		if err != nil || n > 0 {
 			f.err = err
 			if n == 0 {
-				f.release()
+				f.Release()
 			}
 			return
 		}
 	}
-	f.release()
+	f.Release()
 	f.err = io.ErrNoProgress
 }
 
@@ -129,7 +129,7 @@ func (f *frameReader) fill() {
 const maxEmptyReads = 100
 
 // release gives the empty buffer back.
-func (f *frameReader) release() {
+func (f *Reader) Release() {
 	if f.rbuf != nil {
 		readPool.Put(f.rbuf)
 		f.rbuf = nil

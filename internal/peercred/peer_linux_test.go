@@ -1,4 +1,4 @@
-package service
+package peercred
 
 import (
 	"io"
@@ -53,7 +53,7 @@ func FuzzProcStat(f *testing.F) {
 
 // pidfdRef holds on to a running process the way a bound token's owner is
 // held: a pidfd and its start time.
-func pidfdRef(t testing.TB, pid int) *procRef {
+func pidfdRef(t testing.TB, pid int) *Proc {
 	t.Helper()
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -66,7 +66,7 @@ func pidfdRef(t testing.TB, pid int) *procRef {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &procRef{pid: pid, start: st.start, pidfd: os.NewFile(uintptr(fd), "pidfd")}
+	return &Proc{PID: pid, start: st.start, pidfd: os.NewFile(uintptr(fd), "pidfd")}
 }
 
 // Pid reuse, made to happen: a process is held, exits and is reaped, and a
@@ -84,13 +84,13 @@ func TestPidReuseCannotImpersonate(t *testing.T) {
 	}
 	pid := old.Process.Pid
 	ref := pidfdRef(t, pid)
-	defer ref.close()
-	noFd := &procRef{pid: pid, start: ref.start}
-	if !ref.alive() || !noFd.alive() {
+	defer ref.Close()
+	noFd := &Proc{PID: pid, start: ref.start}
+	if !ref.Alive() || !noFd.Alive() {
 		t.Fatal("a running process is not alive")
 	}
 	exited := make(chan struct{})
-	if !ref.watchExit(func() { close(exited) }) {
+	if !ref.WatchExit(func() { close(exited) }) {
 		t.Fatal("watchExit refused a pidfd")
 	}
 	old.Process.Kill()
@@ -125,20 +125,20 @@ func TestPidReuseCannotImpersonate(t *testing.T) {
 	if st, err := readStat(pid); err != nil || st.state == 'Z' {
 		t.Fatalf("the new process under pid %d: %+v, %v", pid, st, err)
 	}
-	if ref.alive() {
+	if ref.Alive() {
 		t.Fatal("the pidfd of an exited process says alive after its pid was reused")
 	}
-	if noFd.alive() {
+	if noFd.Alive() {
 		t.Fatal("start time did not tell the new process from the old one")
 	}
-	cred := peerCred{known: true, pid: pid}
-	if descendsFrom(cred, nil, ref) || descendsFrom(cred, nil, noFd) {
+	cred := Cred{Known: true, PID: pid}
+	if DescendsFrom(cred, nil, ref) || DescendsFrom(cred, nil, noFd) {
 		t.Fatal("the process given an exited owner's pid passed for it")
 	}
 	// The new process itself, held fresh, is alive and its own ancestor.
 	fresh := pidfdRef(t, pid)
-	defer fresh.close()
-	if !descendsFrom(cred, nil, fresh) {
+	defer fresh.Close()
+	if !DescendsFrom(cred, nil, fresh) {
 		t.Fatal("a live process is not its own")
 	}
 }
@@ -168,55 +168,55 @@ func BenchmarkPeerCalls(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer nc.Close()
-	cred := credOf(nc)
-	if !cred.known || cred.pid != os.Getpid() {
+	cred := Of(nc)
+	if !cred.Known || cred.PID != os.Getpid() {
 		b.Fatalf("credOf = %+v", cred)
 	}
 	b.Run("SO_PEERCRED", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
-			credOf(nc)
+			Of(nc)
 		}
 	})
 	b.Run("peer-process", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
-			r, err := peerProc(nc, cred, false)
-			if err != nil || !r.alive() {
+			r, err := Peer(nc, cred, false)
+			if err != nil || !r.Alive() {
 				b.Fatal(err)
 			}
-			r.close()
+			r.Close()
 		}
 	})
 	b.Run("owner-watched", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
-			r, err := peerProc(nc, cred, true)
-			if err != nil || !r.watchExit(func() {}) {
+			r, err := Peer(nc, cred, true)
+			if err != nil || !r.WatchExit(func() {}) {
 				b.Fatal(err)
 			}
-			r.close()
+			r.Close()
 		}
 	})
-	owner, err := peerProc(nc, cred, false)
+	owner, err := Peer(nc, cred, false)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer owner.close()
+	defer owner.Close()
 	b.Run("descends-self", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
-			if !descendsFrom(cred, owner, owner) {
+			if !DescendsFrom(cred, owner, owner) {
 				b.Fatal("not itself")
 			}
 		}
 	})
 	parent := pidfdRef(b, os.Getppid())
-	defer parent.close()
+	defer parent.Close()
 	b.Run("descends-parent", func(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
-			if !descendsFrom(cred, owner, parent) {
+			if !DescendsFrom(cred, owner, parent) {
 				b.Fatal("not its parent's")
 			}
 		}

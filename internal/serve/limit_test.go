@@ -1,4 +1,4 @@
-package service_test
+package serve_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diagrelay/diagrelay/service"
+	"github.com/diagrelay/diagrelay/internal/serve"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -44,7 +44,7 @@ func lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n")
 func TestLimitHandler(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1000, 0)}
 	var out bytes.Buffer
-	log := slog.New(service.NewLimitHandler(slog.NewTextHandler(&out, nil), 10, clock.now))
+	log := slog.New(serve.NewLimitHandler(slog.NewTextHandler(&out, nil), 10, clock.now))
 	for i := range 100 {
 		log.Info("line", "i", i)
 	}
@@ -64,38 +64,6 @@ func TestLimitHandler(t *testing.T) {
 	}
 }
 
-// A crowd of connections cannot flood the log, which may be the parent's
-// terminal: 300 evictions from the pending set give at most 10 lines, and
-// the next line says how many were suppressed.
-func TestConnectionFloodDoesNotFloodTheLog(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1000, 0)}
-	var out syncBuffer
-	store := newStore(t)
-	log := slog.New(service.NewLimitHandler(slog.NewTextHandler(&out, nil), 10, clock.now))
-	e := startConfig(t, service.Config{Mailbox: store, MaxPending: 2, HelloTimeout: time.Minute, Logger: log}, store)
-	for range 300 {
-		rawDial(t, e.socket)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for e.srv.Stats().PendingEvicted < 290 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := len(lines(out.String())); n > 10 {
-		t.Fatalf("%d log lines for 300 connections in one second:\n%s", n, out.String())
-	}
-	clock.add(time.Second)
-	rawDial(t, e.socket)
-	rawDial(t, e.socket)
-	rawDial(t, e.socket)
-	deadline = time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "suppressed") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !strings.Contains(out.String(), "lines\"") {
-		t.Fatalf("no summary:\n%s", out.String())
-	}
-}
-
 func ExampleNewLimitHandler() {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	now := func() time.Time { return at }
@@ -105,7 +73,7 @@ func ExampleNewLimitHandler() {
 		}
 		return a
 	}})
-	log := slog.New(service.NewLimitHandler(plain, 2, now))
+	log := slog.New(serve.NewLimitHandler(plain, 2, now))
 	for i := range 5 {
 		log.Info(fmt.Sprint("peer ", i))
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package service
+package peercred
 
 import (
 	"net"
@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerGone reports whether the peer of nc has closed its end entirely
+// Gone reports whether the peer of nc has closed its end entirely
 // (POLLHUP: both directions shut), as opposed to shutting only its write
 // side, after which it may still read the replies. A departed peer's
 // frames still buffered in the socket are then not worth reading.
-func peerGone(nc net.Conn) bool {
+func Gone(nc net.Conn) bool {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return false
@@ -32,13 +32,13 @@ func peerGone(nc net.Conn) bool {
 	return gone
 }
 
-// waitReadable returns what blocks until nc has bytes to read or has
+// WaitReadable returns what blocks until nc has bytes to read or has
 // ended, holding no buffer meanwhile, and reports whether the peer is
-// gone as peerGone does, from the same poll; nil if nc has no descriptor.
+// gone as Gone does, from the same poll; nil if nc has no descriptor.
 // Each call is one poll when bytes are waiting, and otherwise one poll
 // before and one after the wait, as a read would be (its EAGAIN, then the
 // read).
-func waitReadable(nc net.Conn) func() (gone bool, err error) {
+func WaitReadable(nc net.Conn) func() (gone bool, err error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return nil

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package service
+package peercred
 
 import (
 	"bytes"
@@ -15,12 +15,12 @@ import (
 // and a bound process's exit is seen when its token's last connection
 // closes (docs/protocol.md).
 
-// peerBinding says that this system can bind a token to a process.
-const peerBinding = true
+// Binding says that this system can bind a token to a process.
+const Binding = true
 
-func readCred(nc net.Conn) peerCred {
-	var cred peerCred
-	controlFD(nc, func(fd int) {
+func read(nc net.Conn) Cred {
+	var cred Cred
+	ControlFD(nc, func(fd int) {
 		x, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 		if err != nil {
 			return
@@ -29,20 +29,20 @@ func readCred(nc net.Conn) peerCred {
 		if err != nil {
 			pid = 0
 		}
-		cred = peerCred{known: true, pid: pid, uid: x.Uid}
+		cred = Cred{Known: true, PID: pid, UID: x.Uid}
 	})
 	return cred
 }
 
-func peerProc(nc net.Conn, cred peerCred, watch bool) (*procRef, error) {
-	if cred.pid <= 0 {
+func Peer(nc net.Conn, cred Cred, watch bool) (*Proc, error) {
+	if cred.PID <= 0 {
 		return nil, errors.New("no peer pid")
 	}
-	kp, err := unix.SysctlKinfoProc("kern.proc.pid", cred.pid)
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", cred.PID)
 	if err != nil {
 		return nil, err
 	}
-	return &procRef{pid: cred.pid, start: startOf(kp)}, nil
+	return &Proc{PID: cred.PID, start: startOf(kp)}, nil
 }
 
 func startOf(kp *unix.KinfoProc) uint64 {
@@ -52,17 +52,17 @@ func startOf(kp *unix.KinfoProc) uint64 {
 
 // alive reports whether a process of the same start time still has the
 // pid and is not a zombie.
-func (r *procRef) alive() bool {
-	kp, err := unix.SysctlKinfoProc("kern.proc.pid", r.pid)
-	return err == nil && int(kp.Proc.P_pid) == r.pid && startOf(kp) == r.start && kp.Proc.P_stat != 5 // SZOMB
+func (r *Proc) Alive() bool {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", r.PID)
+	return err == nil && int(kp.Proc.P_pid) == r.PID && startOf(kp) == r.start && kp.Proc.P_stat != 5 // SZOMB
 }
 
 // watchExit: no pidfd on macOS; the exit is the last connection closing.
-func (r *procRef) watchExit(func()) bool { return false }
+func (r *Proc) WatchExit(func()) bool { return false }
 
-func (r *procRef) close() {}
+func (r *Proc) Close() {}
 
-func parentOf(pid int) (int, error) {
+func ParentOf(pid int) (int, error) {
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
 		return 0, err
@@ -73,9 +73,9 @@ func parentOf(pid int) (int, error) {
 	return int(kp.Eproc.Ppid), nil
 }
 
-// exePath is the path the process was executed as (kern.procargs2: argc,
+// ExePath is the path the process was executed as (kern.procargs2: argc,
 // then the executable path), "" when it cannot be read.
-func exePath(pid int) string {
+func ExePath(pid int) string {
 	b, err := unix.SysctlRaw("kern.procargs2", pid)
 	if err != nil || len(b) < 5 {
 		return ""
@@ -87,12 +87,12 @@ func exePath(pid int) string {
 	return string(b)
 }
 
-// procOf returns process pid by its pid and start time; the caller makes
-// sure pid is still the process it means once the procRef exists.
-func procOf(pid int) (*procRef, error) {
+// Lookup returns process pid by its pid and start time; the caller makes
+// sure pid is still the process it means once the Proc exists.
+func Lookup(pid int) (*Proc, error) {
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
 		return nil, err
 	}
-	return &procRef{pid: pid, start: startOf(kp)}, nil
+	return &Proc{PID: pid, start: startOf(kp)}, nil
 }

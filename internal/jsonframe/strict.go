@@ -1,4 +1,4 @@
-package service
+package jsonframe
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -19,13 +20,13 @@ import (
 // Limits of a frame (docs/protocol.md, "Frames").
 const (
 	// MaxDepth is the deepest nesting of objects and arrays in a frame; the
-	// request object itself is level 1.
+	// Request object itself is level 1.
 	MaxDepth = 64
 	// MaxIDBytes is the longest string id, in bytes once decoded.
 	MaxIDBytes = 256
 	// MaxObjectMembers is the most members one object of a frame may have,
 	// and MaxFrameMembers the most in all its objects together (the
-	// request object's included). The scan stops at the first member over
+	// Request object's included). The scan stops at the first member over
 	// either, before decoding it: a frame of thousands of tiny members
 	// costs no more than the bytes of an ordinary one (service/doc.go).
 	MaxObjectMembers = 64
@@ -123,12 +124,17 @@ func (s *scanner) value(depth int, inParams bool) error {
 	}
 }
 
-// names is the set of member names of one object; small objects use a
-// slice, large ones a map.
+// names is the set of member names of one object; small objects (every
+// request's envelope and params) use an array in place, with no
+// allocation, large ones a map.
 type names struct {
-	list []string
-	set  map[string]struct{}
+	small [smallNames]string
+	n     int
+	set   map[string]struct{}
 }
+
+// smallNames is how many names an object holds before its set is a map.
+const smallNames = 8
 
 // add records name and reports whether it was already there.
 func (n *names) add(name string) bool {
@@ -137,54 +143,72 @@ func (n *names) add(name string) bool {
 		n.set[name] = struct{}{}
 		return dup
 	}
-	for _, x := range n.list {
+	for _, x := range n.small[:n.n] {
 		if x == name {
 			return true
 		}
 	}
-	n.list = append(n.list, name)
-	if len(n.list) > 16 {
-		n.set = make(map[string]struct{}, 32)
-		for _, x := range n.list {
-			n.set[x] = struct{}{}
-		}
-		n.list = nil
+	if n.n < smallNames {
+		n.small[n.n] = name
+		n.n++
+		return false
 	}
+	n.set = make(map[string]struct{}, 2*smallNames)
+	for _, x := range n.small {
+		n.set[x] = struct{}{}
+	}
+	n.set[name] = struct{}{}
 	return false
 }
 
-// decodeRequest checks one frame strictly. On failure it returns the error
+// decoders are the frame decoders, reset for each frame: a decoder and its
+// buffer were a tenth of the bytes a report allocated. Nothing Decode
+// returns points into a decoder (the id is copied, params are a slice of
+// the frame).
+var decoders = sync.Pool{New: func() any { return new(pooledDecoder) }}
+
+type pooledDecoder struct {
+	r bytes.Reader
+	d jsontext.Decoder
+}
+
+// Decode checks one frame strictly. On failure it returns the error
 // to send and the id to send it with: null unless the envelope was sound
 // and its id valid, and nil (send nothing) for a notification: an object
 // read whole with "jsonrpc":"2.0" and a method but no "id" member gets no
 // reply, whatever else is wrong with it (JSON-RPC 2.0: the server must not
 // reply to a notification).
-func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
+func Decode(frame []byte) (*Request, json.RawMessage, *wire.Error) {
 	if !utf8.Valid(frame) {
-		return nil, nullID, wire.Errorf(wire.CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
+		return nil, NullID, wire.Errorf(wire.CodeParseError, "invalid UTF-8: a frame must be UTF-8 JSON")
 	}
 	trimmed := trimJSONSpace(frame)
 	if len(trimmed) == 0 {
-		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
+		return nil, NullID, wire.Errorf(wire.CodeInvalidRequest, "empty frame: send one JSON-RPC request object per line")
 	}
-	d := jsontext.NewDecoder(bytes.NewReader(trimmed), jsontext.AllowDuplicateNames(true))
+	pd := decoders.Get().(*pooledDecoder)
+	defer decoders.Put(pd)
+	pd.r.Reset(trimmed)
+	pd.d.Reset(&pd.r, jsontext.AllowDuplicateNames(true))
+	d := &pd.d
+	defer pd.r.Reset(nil) // let go of the frame
 	s := scanner{d: d}
 	switch d.PeekKind() {
 	case '[':
-		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "batches are not supported: send one request object per line")
+		return nil, NullID, wire.Errorf(wire.CodeInvalidRequest, "batches are not supported: send one request object per line")
 	case '{':
 	default:
 		if err := s.value(0, false); err != nil {
-			return nil, nullID, s.fail(err)
+			return nil, NullID, s.fail(err)
 		}
 		if err := atEnd(d); err != nil {
-			return nil, nullID, err
+			return nil, NullID, err
 		}
-		return nil, nullID, wire.Errorf(wire.CodeInvalidRequest, "a frame must be one JSON-RPC request object")
+		return nil, NullID, wire.Errorf(wire.CodeInvalidRequest, "a frame must be one JSON-RPC request object")
 	}
 	d.ReadToken() // '{', known good
 	var (
-		req                  request
+		req                  Request
 		seen                 names
 		envDup, unknown      string
 		rawID                jsontext.Value
@@ -196,11 +220,11 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 	)
 	for n := 1; d.PeekKind() != '}'; n++ {
 		if err := s.member(n, false); err != nil {
-			return nil, nullID, s.fail(err)
+			return nil, NullID, s.fail(err)
 		}
 		tok, err := d.ReadToken()
 		if err != nil {
-			return nil, nullID, syntaxError(err)
+			return nil, NullID, syntaxError(err)
 		}
 		name := tok.String()
 		if seen.add(name) && envDup == "" {
@@ -212,7 +236,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 			if kind == '"' {
 				tok, err := d.ReadToken()
 				if err != nil {
-					return nil, nullID, syntaxError(err)
+					return nil, NullID, syntaxError(err)
 				}
 				if name == "jsonrpc" {
 					version, hasVersion = tok.String(), true
@@ -231,7 +255,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 			if kind == '"' || kind == '0' || kind == 'n' {
 				v, err := d.ReadValue()
 				if err != nil {
-					return nil, nullID, syntaxError(err)
+					return nil, NullID, syntaxError(err)
 				}
 				rawID = bytes.Clone(v)
 				continue
@@ -240,7 +264,7 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 		case "params":
 			paramsStart = d.InputOffset()
 			if err := s.value(1, true); err != nil {
-				return nil, nullID, s.fail(err)
+				return nil, NullID, s.fail(err)
 			}
 			paramsN = d.InputOffset()
 			req.Params = bytes.TrimLeft(trimmed[paramsStart:paramsN], " \t\r\n:")
@@ -251,25 +275,25 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 			}
 		}
 		if err := s.value(1, false); err != nil {
-			return nil, nullID, s.fail(err)
+			return nil, NullID, s.fail(err)
 		}
 	}
 	d.ReadToken() // '}'
 	if err := atEnd(d); err != nil {
-		return nil, nullID, err
+		return nil, NullID, err
 	}
 
 	// The object was read whole. One with "jsonrpc":"2.0" and a method
 	// but no id is a notification: every error below is sent with id nil,
-	// that is, not sent. One without even those is no request at all, and
+	// that is, not sent. One without even those is no Request at all, and
 	// is told so with id null (JSON-RPC 2.0, section 5).
-	id := nullID
+	id := NullID
 	if !hasID && hasVersion && !badVersion && version == "2.0" && hasMeth && !badMeth && req.Method != "" {
 		id = nil
 	}
 	switch {
 	case envDup != "":
-		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "member %s appears twice in the request", quoteName(envDup))
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "member %s appears twice in the request", QuoteName(envDup))
 	case badID || (hasID && !validID(rawID)):
 		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"id" must be a string of at most %d bytes, an integer or null`, MaxIDBytes)
 	}
@@ -279,13 +303,13 @@ func decodeRequest(frame []byte) (*request, json.RawMessage, *wire.Error) {
 	}
 	switch {
 	case unknown != "":
-		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", quoteName(unknown))
+		return nil, id, wire.Errorf(wire.CodeInvalidRequest, "unknown member %s (names are matched exactly: jsonrpc, id, method, params)", QuoteName(unknown))
 	case badVersion || !hasVersion || version != "2.0":
 		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
 	case badMeth || !hasMeth || req.Method == "":
 		return nil, id, wire.Errorf(wire.CodeInvalidRequest, `"method" must be a non-empty string`)
 	case s.dupName != "":
-		return nil, id, wire.Errorf(wire.CodeInvalidParams, "params: member %s appears twice in an object", quoteName(s.dupName))
+		return nil, id, wire.Errorf(wire.CodeInvalidParams, "params: member %s appears twice in an object", QuoteName(s.dupName))
 	}
 	return &req, id, nil
 }
@@ -335,9 +359,9 @@ func validID(raw jsontext.Value) bool {
 	return false
 }
 
-// quoteName quotes a member name from the peer for an error message:
-// ASCII only and at most about 40 bytes of it.
-func quoteName(s string) string {
+// QuoteName quotes a name from the peer (a member, a method) for an error
+// message: ASCII only and at most about 40 bytes of it.
+func QuoteName(s string) string {
 	const max = 40
 	if len(s) > max {
 		cut := max
@@ -349,15 +373,15 @@ func quoteName(s string) string {
 	return strconv.QuoteToASCII(s)
 }
 
-// decodeParams fills v, a pointer to one of the params structs of package wire,
+// DecodeParams fills v, a pointer to one of the params structs of package wire,
 // from an object; absent or null params count as {}. Errors name the
 // field and what it must be, never a Go type. Members v does not name are
 // ignored (diagnostic.report and session.hello: SPEC §4).
-func decodeParams(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, false) }
+func DecodeParams(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, false) }
 
-// decodeParamsStrict is decodeParams that refuses a member v does not
+// DecodeParamsStrict is DecodeParams that refuses a member v does not
 // name, with -32602 naming it: host methods and the probes.
-func decodeParamsStrict(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, true) }
+func DecodeParamsStrict(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, true) }
 
 func unmarshalParams(raw []byte, v any, strict bool) *wire.Error {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -380,11 +404,11 @@ func describe(err error) string {
 	}
 	segs := strings.Split(strings.TrimPrefix(string(se.JSONPointer), "/"), "/")
 	if errors.Is(se.Err, jsonv2.ErrUnknownName) && len(segs) == 1 {
-		return "unknown member " + quoteName(segs[0]) + " (this method takes no other members)"
+		return "unknown member " + QuoteName(segs[0]) + " (this method takes no other members)"
 	}
-	field := "field " + quoteName(segs[0])
+	field := "field " + QuoteName(segs[0])
 	if len(segs) > 1 {
-		field += " at " + quoteName("/"+strings.Join(segs[1:], "/"))
+		field += " at " + QuoteName("/"+strings.Join(segs[1:], "/"))
 	}
 	want := "of another type"
 	if se.GoType != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package service
+package peercred
 
 import (
 	"bytes"
@@ -19,15 +19,15 @@ import (
 // (Linux 6.5+), whose pidfd becomes readable when the process exits; the
 // parent chain and start times from /proc/PID/stat.
 
-// peerBinding says that this system can bind a token to a process.
-const peerBinding = true
+// Binding says that this system can bind a token to a process.
+const Binding = true
 
-func readCred(nc net.Conn) peerCred {
-	var cred peerCred
-	controlFD(nc, func(fd int) {
+func read(nc net.Conn) Cred {
+	var cred Cred
+	ControlFD(nc, func(fd int) {
 		u, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 		if err == nil {
-			cred = peerCred{known: true, pid: int(u.Pid), uid: u.Uid}
+			cred = Cred{Known: true, PID: int(u.Pid), UID: u.Uid}
 		}
 	})
 	return cred
@@ -36,18 +36,18 @@ func readCred(nc net.Conn) peerCred {
 // errNoPidfd means the kernel has no SO_PEERPIDFD (before 6.5).
 var errNoPidfd = errors.New("no SO_PEERPIDFD")
 
-// peerProc returns the process at the other end of nc as the kernel
+// Peer returns the process at the other end of nc as the kernel
 // recorded it at connect: its pidfd where the kernel gives one, and its
 // start time. A peer that has already exited is an error. watch makes
-// the pidfd ready for watchExit (in the runtime's poller); a procRef only
+// the pidfd ready for watchExit (in the runtime's poller); a Proc only
 // asked whether it is alive needs none of that.
-func peerProc(nc net.Conn, cred peerCred, watch bool) (*procRef, error) {
-	ref := &procRef{pid: cred.pid}
+func Peer(nc net.Conn, cred Cred, watch bool) (*Proc, error) {
+	ref := &Proc{PID: cred.PID}
 	f, err := peerPidfd(nc, watch)
 	switch {
 	case errors.Is(err, errNoPidfd):
 		// Identity by pid and start time (docs/protocol.md).
-		st, err := readStat(cred.pid)
+		st, err := readStat(cred.PID)
 		if err != nil {
 			return nil, err
 		}
@@ -57,8 +57,8 @@ func peerProc(nc net.Conn, cred peerCred, watch bool) (*procRef, error) {
 	default:
 		ref.pidfd = f // the process itself: no start time needed
 	}
-	if !ref.alive() {
-		ref.close()
+	if !ref.Alive() {
+		ref.Close()
 		return nil, errors.New("the process has exited")
 	}
 	return ref, nil
@@ -109,7 +109,7 @@ func peerPidfd(nc net.Conn, pollable bool) (*os.File, error) {
 // alive reports whether the process has not exited: its pidfd is not
 // readable, or without one, /proc shows a live process of the same start
 // time under its pid.
-func (r *procRef) alive() bool {
+func (r *Proc) Alive() bool {
 	if r.pidfd != nil {
 		rc, err := r.pidfd.SyscallConn()
 		if err != nil {
@@ -121,7 +121,7 @@ func (r *procRef) alive() bool {
 		}
 		return !exited
 	}
-	st, err := readStat(r.pid)
+	st, err := readStat(r.PID)
 	return err == nil && st.start == r.start && st.state != 'Z' && st.state != 'X'
 }
 
@@ -143,7 +143,7 @@ func pidfdReadable(fd uintptr) bool {
 // that waits in the runtime's poller (no thread held, no polling loop),
 // and reports true; without a pidfd it reports false and never calls it.
 // close ends the wait without calling exited.
-func (r *procRef) watchExit(exited func()) bool {
+func (r *Proc) WatchExit(exited func()) bool {
 	if r.pidfd == nil {
 		return false
 	}
@@ -161,20 +161,20 @@ func (r *procRef) watchExit(exited func()) bool {
 	return true
 }
 
-func (r *procRef) close() {
+func (r *Proc) Close() {
 	if r != nil && r.pidfd != nil {
 		r.pidfd.Close()
 	}
 }
 
-func parentOf(pid int) (int, error) {
+func ParentOf(pid int) (int, error) {
 	st, err := readStat(pid)
 	return st.ppid, err
 }
 
-// exePath is the process's executable, as /proc/PID/exe links to it (""
+// ExePath is the process's executable, as /proc/PID/exe links to it (""
 // when the kernel does not let this process see it).
-func exePath(pid int) string {
+func ExePath(pid int) string {
 	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
 		return ""
@@ -220,12 +220,12 @@ func parseStat(b []byte) (procStat, error) {
 	return procStat{state: f[0][0], ppid: ppid, start: start}, nil
 }
 
-// procOf returns process pid as the service holds on to a peer's: its
+// Lookup returns process pid as the service holds on to a peer's: its
 // pidfd (pidfd_open, Linux 5.3+; close-on-exec always), else its start
 // time. An exited process is an error. The caller makes sure pid is still
-// the process it means once the procRef exists (spawnOwner).
-func procOf(pid int) (*procRef, error) {
-	ref := &procRef{pid: pid}
+// the process it means once the Proc exists (spawnOwner).
+func Lookup(pid int) (*Proc, error) {
+	ref := &Proc{PID: pid}
 	fd, err := unix.PidfdOpen(pid, 0)
 	switch {
 	case err == nil:
@@ -239,9 +239,17 @@ func procOf(pid int) (*procRef, error) {
 	default:
 		return nil, err
 	}
-	if !ref.alive() {
-		ref.close()
+	if !ref.Alive() {
+		ref.Close()
 		return nil, errors.New("the process has exited")
 	}
 	return ref, nil
+}
+
+// NoPidfd makes this process behave as on a kernel without SO_PEERPIDFD
+// (before Linux 6.5), for the tests of that fallback in this package and
+// in package service; it returns the function that undoes it.
+func NoPidfd() (undo func()) {
+	noPidfd.Store(true)
+	return func() { noPidfd.Store(false) }
 }
