@@ -1,0 +1,182 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/diagrelay/diagrelay/internal/wire"
+)
+
+// Sending to a peer: the bounded queue of replies and notifications, and
+// the one writer goroutine a connection has while it has anything queued.
+
+// writer writes what is queued, a batch at a time straight from the
+// queue's buffer: the bytes counted are the bytes held (no per-frame
+// allocations, no copy into a second buffer). A failed write to a socket
+// peer disconnects it: its peer is gone, so nothing more is read either.
+//
+// It runs only while there is something to write (startWriter): an idle
+// connection has one goroutine, its loop, not two (with 10,000 children
+// connected the writers' goroutines were a fifth of serve's memory). After
+// finish it writes what is left and closes written.
+func (c *conn) writer() {
+	var spare []byte
+	for {
+		c.qmu.Lock()
+		batch := c.queue
+		if len(batch) == 0 {
+			c.writing = false
+			ended := isClosed(c.stop)
+			c.ended = ended
+			c.qmu.Unlock()
+			if ended {
+				close(c.written)
+			}
+			return
+		}
+		c.queue = spare
+		c.qmu.Unlock()
+		if !c.writeFailed {
+			if _, err := c.out.Write(batch); err != nil {
+				c.writeFailed = true // from here on, frames are dropped: the peer is gone
+				if c.fixedHost {
+					c.s.log.Warn("writing to the host failed", "err", err)
+				} else {
+					c.s.log.Debug("writing to a socket peer failed", "err", err)
+					c.kill()
+				}
+			}
+		}
+		n := len(batch)
+		c.qmu.Lock()
+		c.unsent -= n
+		c.qmu.Unlock()
+		c.s.budget.wrote(c, n)
+		spare = nil
+		if cap(batch) <= keepQueueCap {
+			spare = batch[:0]
+		}
+		select {
+		case c.room <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// startWriterLocked reports whether a writer must be started for what
+// was just queued (or for finish), and marks it running. c.qmu held.
+func (c *conn) startWriterLocked() bool {
+	if c.writing || c.ended {
+		return false
+	}
+	c.writing = true
+	return true
+}
+
+// encodeReply encodes a response line. Every string in it is valid UTF-8
+// (the frame was checked, and encoding/json replaces invalid bytes), so
+// the line is valid UTF-8 JSON.
+func encodeReply(id json.RawMessage, result any, rerr *wire.Error) []byte {
+	resp := wire.Response{JSONRPC: wire.Version, ID: id, Error: rerr}
+	if rerr == nil {
+		resp.Result = result
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(wire.Response{JSONRPC: wire.Version, ID: id, Error: wire.Errorf(wire.CodeInternal, "the reply could not be encoded")})
+	}
+	return append(b, '\n')
+}
+
+// push queues b unless that would pass Config.MaxUnsent, and reports
+// whether it did. An empty queue always takes b. Past the server's total
+// (Config.MaxUnsentTotal), older non-readers are disconnected first, and
+// c itself when it is the oldest.
+func (c *conn) push(b []byte) bool { return c.pushWithin(b, c.s.cfg.MaxUnsent, true) }
+
+// pushWithin is push with a bound of max unsent bytes; when the total is
+// passed and c is the oldest non-reader, c is disconnected if evictSelf,
+// and b is only refused otherwise.
+func (c *conn) pushWithin(b []byte, max int, evictSelf bool) bool {
+	if c.isGone() {
+		return false
+	}
+	c.qmu.Lock()
+	if c.unsent > 0 && c.unsent+len(b) > max {
+		c.qmu.Unlock()
+		return false
+	}
+	fits, victims := c.s.budget.take(c, len(b))
+	start := false
+	if fits {
+		c.unsent += len(b)
+		c.queue = append(c.queue, b...)
+		start = c.startWriterLocked()
+	}
+	c.qmu.Unlock()
+	if start {
+		go c.writer()
+	}
+	for _, v := range victims {
+		c.s.overBudget(v)
+	}
+	if !fits {
+		if evictSelf {
+			c.s.overBudget(c)
+		}
+		return false
+	}
+	return true
+}
+
+// send queues a reply. A socket peer whose unsent replies would pass
+// Config.MaxUnsent is disconnected; the host waits for room instead, until
+// it is gone or shutdown (then the reply is dropped: it was not reading).
+func (c *conn) send(b []byte) {
+	for !c.push(b) {
+		if c.isGone() {
+			return
+		}
+		if c.nc != nil {
+			c.s.stats.slowPeers.Add(1)
+			c.s.log.Info("disconnected a socket peer that does not read its replies", "limit", c.s.cfg.MaxUnsent)
+			c.kill()
+			return
+		}
+		select {
+		case <-c.room:
+		case <-c.s.closing:
+			return
+		case <-c.stop:
+			return
+		case <-c.gone:
+			return
+		}
+	}
+}
+
+// errSlowPeer is returned when a notification is dropped because the peer
+// has not read the frames queued before it.
+var errSlowPeer = errors.New("service: host is not reading; wire.Notification dropped")
+
+// notify queues a server-to-peer notification without ever waiting: over
+// Config.MaxUnsent it is dropped and counted (Stats.NotificationsDropped),
+// never a reason to disconnect.
+func (c *conn) notify(method string, params any) error {
+	b, err := json.Marshal(wire.Notification{JSONRPC: wire.Version, Method: method, Params: params})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.stop:
+		return nil // the connection is ending
+	case <-c.gone:
+		return nil
+	default:
+	}
+	if !c.pushWithin(append(b, '\n'), c.s.cfg.MaxUnsent, false) {
+		c.s.stats.notifyDropped.Add(1)
+		return errSlowPeer
+	}
+	return nil
+}
