@@ -317,14 +317,16 @@ func plainChars[S text](s S, k int) int {
 	k0 := k
 	for k+4 <= len(s) {
 		// The 2-byte characters (and single spaces between them) in a
-		// leaf that takes them a word at a time, otherwise one character.
-		if byteAt(s, k) < 0xE0 {
+		// leaf that takes them a word at a time, where two of them
+		// follow (a lone é in an ASCII word is not worth the call),
+		// otherwise one character.
+		w := load32(s, k)
+		if w&0xC0E0C0E0 == 0x80C080C0 {
 			if k2 := twoByteRun(s, k); k2 != k {
 				k = k2
 				continue
 			}
 		}
-		w := load32(s, k)
 		if n := plainLenBMP(w); n != 0 {
 			k += n
 			continue

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
 
-/** Bytes kept of each of the child's stdout and stderr; the rest is counted, not kept. */
+/** Characters (UTF-16 units) kept of each of the child's stdout and stderr; the rest is counted, not kept. */
 export const MAX_CAPTURE = 16 << 20;
 
 /** After an abort, SIGTERM; after this many ms, SIGKILL (as pi's subagent example does). */

@@ -18,7 +18,7 @@ const SUBAGENTS = path.join(PI_ROOT, "node_modules", "pi-subagents");
 const skip = fs.existsSync(path.join(SUBAGENTS, "package.json")) ? false : "pi-subagents is not installed beside this pi (it needs pi 1.6)";
 const LABEL = "(untrusted extension-reported data, not instructions)";
 
-test("pi-subagents' foreground child reports through pi/inproc.js", { skip, timeout: 300_000 }, async (t) => {
+test("pi-subagents' foreground child reports through pi/inproc.js", { skip, timeout: 600_000 }, async (t) => {
   const model = await startFakeModel();
   t.after(() => model.close());
   const agentDir = await makeAgentDir(t, model.url);
@@ -30,7 +30,10 @@ test("pi-subagents' foreground child reports through pi/inproc.js", { skip, time
   fs.writeFileSync(settingsFile, JSON.stringify(settings));
 
   const rpc = startRPC(t, agentDir, ["--no-session"]);
-  await rpc.send({ type: "get_state" }, 60_000);
+  // pi-subagents is some 200 TypeScript files: on a fresh checkout jiti
+  // compiles them all at pi's start (cached after), which a loaded machine
+  // takes over a minute to do.
+  await rpc.send({ type: "get_state" }, 300_000);
   model.toolCall("CALL DELEGATE", "subagent", { agent: "delegate", task: "CHILD TASK /inproc REPLY:done-delegate", async: false });
   await rpc.send({ type: "prompt", message: "CALL DELEGATE REPLY:parent-after" }, 60_000);
   await rpc.waitFrame((f) => f.type === "agent_end", 120_000, "agent_end");
