@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -92,7 +91,7 @@ func Dial(socket, token string) (*Child, error) {
 	if socket == "" || token == "" {
 		return nil, ErrNotHosted
 	}
-	nc, err := net.DialTimeout("unix", socket, dialTimeout)
+	nc, err := dialSocket(socket)
 	if err != nil {
 		return nil, err
 	}

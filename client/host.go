@@ -2,7 +2,6 @@ package client
 
 import (
 	"errors"
-	"net"
 	"strings"
 
 	"github.com/diagrelay/diagrelay/internal/rpc"
@@ -45,7 +44,7 @@ var ErrNotHostToken = errors.New("session.hello: the token is a child's, not the
 // work as they are). A token the service does not know is an *Error of
 // code CodeUnauthenticated.
 func DialHost(socket, token string) (*Host, error) {
-	nc, err := net.DialTimeout("unix", socket, dialTimeout)
+	nc, err := dialSocket(socket)
 	if err != nil {
 		return nil, err
 	}

@@ -90,8 +90,11 @@ func isCode(err error, code int) bool {
 }
 
 // Host.Open with Bind: the first process to say hello (this test) owns
-// the token, Status and List show it as the peer, and a process this one
-// starts (a descendant) may use the token too.
+// the token, the status and the list show it as the peer, and a process
+// this one starts (a descendant) may use the token too. This process was
+// the host on the socket as well: the claim closes that connection (a
+// bound child's process cannot stay the host), so the status is read on
+// serve's stdio, whose host is the parent.
 func TestHostOpenBound(t *testing.T) {
 	s := servetest.Start(t, diagrelay, "", "")
 	h, err := client.DialHost(s.Socket, s.HostToken())
@@ -109,17 +112,22 @@ func TestHostOpenBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if _, err := h.Status("/root/bound"); err == nil {
+		t.Fatal("the claiming process's host connection is still open")
+	}
 	report := diagrelay("report", "--level", "info", "from a descendant")
 	report.Env = append(os.Environ(), s.ChildEnv(rt.Token)...)
 	if out, err := report.CombinedOutput(); err != nil {
 		t.Fatalf("a descendant's report: %v: %s", err, out)
 	}
-	st, err := h.Status("/root/bound")
-	if err != nil || st.Peer == nil || st.Peer.PID != os.Getpid() || st.Exited != nil || len(st.Diagnostics) != 1 {
+	var st client.ThreadStatus
+	err = s.Host.Call("thread.status", map[string]string{"path": "/root/bound"}, &st)
+	if err != nil || st.Peer == nil || st.Peer.PID != os.Getpid() || st.Exited != nil || len(st.Diagnostics) != 1 || st.PeerRefused != 1 {
 		t.Fatalf("Status = %+v (peer %+v), %v", st, st.Peer, err)
 	}
-	list, err := h.List()
-	if err != nil || len(list) != 1 || list[0].Peer == nil || list[0].Peer.PID != os.Getpid() {
+	var list struct{ Threads []client.ThreadInfo }
+	err = s.Host.Call("thread.list", map[string]any{}, &list)
+	if err != nil || len(list.Threads) != 1 || list.Threads[0].Peer == nil || list.Threads[0].Peer.PID != os.Getpid() {
 		t.Fatalf("List = %+v, %v", list, err)
 	}
 }

@@ -77,13 +77,15 @@ type Gate struct {
 	latest  time.Duration                   // the latest now seen, since origin
 	recent  [MaxPerWindow]time.Duration     // ring: delivery i is at recent[i%MaxPerWindow]
 	seen    [2]uint64                       // bit key>>25 set per delivered key: clear means new
-	key     [MaxPerGeneration]uint32        // delivered reports, in delivery order:
-	message [MaxPerGeneration]string        // keyOf(report), the message and the source
-	source  [MaxPerGeneration]string        //
+	key     [MaxPerGeneration]uint32        // delivered reports, in delivery order: keyOf(report)
+	texts   []gateText                      // and their texts, grown as delivered
 	n       uint8                           // delivered so far, <= MaxPerGeneration
 	started bool                            // origin and latest are set
 	drops   [DropInvalid - Delivered]uint64 // indexed by Verdict - DropDuplicate
 }
+
+// gateText is a delivered report's texts, for the duplicate check.
+type gateText struct{ message, source string }
 
 // NewGate returns a Gate that has delivered nothing.
 func NewGate() *Gate { return new(Gate) }
@@ -125,7 +127,7 @@ func (g *Gate) Admit(r Report, now time.Time) Verdict {
 	bit := key >> 25
 	if g.seen[bit/64]&(1<<(bit%64)) != 0 { // most new reports skip the scan
 		for i, k := range g.key[:g.n] {
-			if k == key && g.message[i] == r.Message && g.source[i] == r.Source {
+			if k == key && g.texts[i].message == r.Message && g.texts[i].source == r.Source {
 				return g.drop(DropDuplicate)
 			}
 		}
@@ -138,8 +140,10 @@ func (g *Gate) Admit(r Report, now time.Time) Verdict {
 		return g.drop(DropRate)
 	}
 	g.recent[slot] = g.latest
-	g.message[g.n] = r.Message
-	g.source[g.n] = r.Source
+	if g.texts == nil {
+		g.texts = make([]gateText, 0, MaxPerWindow)
+	}
+	g.texts = append(g.texts, gateText{r.Message, r.Source})
 	g.key[g.n] = key
 	g.seen[bit/64] |= 1 << (bit % 64)
 	g.n++
@@ -201,12 +205,12 @@ func (g *Gate) Forget(r Report) bool {
 	}
 	key := keyOf(lv, r.Message, r.Source)
 	for i, k := range g.key[:g.n] {
-		if k == key && g.message[i] == r.Message && g.source[i] == r.Source {
+		if k == key && g.texts[i].message == r.Message && g.texts[i].source == r.Source {
 			// A key's low bits hold its level, never 0 for a valid report,
 			// so this key matches nothing again. The filter bit may stay:
 			// it only decides whether to scan.
 			g.key[i] = 0
-			g.message[i], g.source[i] = "", ""
+			g.texts[i] = gateText{}
 			return true
 		}
 	}

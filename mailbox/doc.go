@@ -45,8 +45,10 @@
 // Store commits concurrent writes together (group commit): a Post that
 // arrives while a commit is being written joins the next commit, which
 // starts as soon as the previous one ends (before that one's records are
-// read back and its posters answered), with no added delay. A lone
-// poster pays one commit per Post; many posters share fsyncs. Stats
+// read back and its posters answered), with no timer: a leader that finds
+// fewer than 4 writes queued yields the processor once, so that posters
+// already running join it. A lone poster pays one commit per Post; many
+// posters share fsyncs. Stats
 // reports commits per post. Close waits for the writes in flight, then
 // closes the file; a second process (or Store) opening the same file
 // meanwhile fails with ErrLocked after the lock timeout instead of hanging.

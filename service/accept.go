@@ -30,49 +30,60 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
+	ba := newBatchAccepter(l, s.mem.accept)
 	var pause time.Duration
 	for {
 		nc, err := l.Accept()
-		if err != nil {
-			s.mu.Lock()
-			shutting := s.shutting
-			if shutting || errors.Is(err, net.ErrClosed) {
-				delete(s.listeners, l)
+		if err == nil {
+			s.admit(nc)
+			if ba != nil {
+				for _, nc := range ba.drain() {
+					s.admit(nc)
+				}
 			}
-			s.mu.Unlock()
-			switch {
-			case shutting:
-				return ErrServerClosed
-			case errors.Is(err, net.ErrClosed):
-				return err
-			}
-			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
-			s.log.Warn("accept failed; retrying", "err", err, "pause", pause)
-			select {
-			case <-time.After(pause):
-			case <-s.closing:
-			}
+			pause = 0
 			continue
 		}
-		pause = 0
-		s.mem.accept()
-		// A peer that connected and already left (a connect churn) costs
-		// one look, not a connection. The rest is registered here, in
-		// accept order (eviction closes the oldest), and served off it.
-		if peercred.Gone(nc) {
-			nc.Close()
-			continue
+		s.mu.Lock()
+		shutting := s.shutting
+		if shutting || errors.Is(err, net.ErrClosed) {
+			delete(s.listeners, l)
 		}
-		c := s.newConn(nc, nc, false)
-		if !s.acceptPeer(c) || !s.addPending(c) {
-			nc.Close()
-			continue
+		s.mu.Unlock()
+		switch {
+		case shutting:
+			return ErrServerClosed
+		case errors.Is(err, net.ErrClosed):
+			return err
 		}
-		go func() {
-			defer nc.Close()
-			s.serve(c)
-		}()
+		pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+		s.log.Warn("accept failed; retrying", "err", err, "pause", pause)
+		select {
+		case <-time.After(pause):
+		case <-s.closing:
+		}
 	}
+}
+
+// admit registers and serves a connection just accepted. A peer that
+// connected and already left (a connect churn) costs one look, not a
+// connection. The rest is registered here, in accept order (eviction
+// closes the oldest), and served off it.
+func (s *Server) admit(nc net.Conn) {
+	s.mem.accept()
+	if peercred.Gone(nc) {
+		nc.Close()
+		return
+	}
+	c := s.newConn(nc, nc, false)
+	if !s.acceptPeer(c) || !s.addPending(c) {
+		nc.Close()
+		return
+	}
+	go func() {
+		defer nc.Close()
+		s.serve(c)
+	}()
 }
 
 // ServeHost serves the host on r and w (normally stdin and stdout) until r

@@ -15,10 +15,11 @@ import (
 )
 
 // connState is where a connection is in its life, as net/http's
-// ConnState lists a server connection's. A connection has two goroutines:
-// the loop goroutine (Server.serve, then conn.loop) reads and handles its
-// frames in order, and the writer goroutine (conn.writer) writes what is
-// queued. Each state says who enters it.
+// ConnState lists a server connection's. A connection has up to two
+// goroutines: the loop goroutine (Server.serve, then conn.loop) reads and
+// handles its frames in order, and the writer goroutine (conn.writer),
+// started while something is queued, writes it. Each state says who
+// enters it.
 //
 // The first four are conn.state, one atomic value: the loop reads it
 // before every request.
