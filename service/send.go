@@ -25,6 +25,9 @@ func (c *conn) writer() {
 		c.qmu.Lock()
 		batch := c.queue
 		if len(batch) == 0 {
+			if batch == nil && cap(spare) <= keepIdleQueueCap {
+				c.queue = spare // the next reply's room, not an allocation
+			}
 			c.writing = false
 			ended := isClosed(c.stop)
 			c.ended = ended
@@ -62,6 +65,10 @@ func (c *conn) writer() {
 		}
 	}
 }
+
+// keepIdleQueueCap is the largest write buffer an idle connection keeps
+// for its next frames (a reply is about 40 bytes).
+const keepIdleQueueCap = 512
 
 // startWriterLocked reports whether a writer must be started for what
 // was just queued (or for finish), and marks it running. c.qmu held.
