@@ -27,38 +27,45 @@ const widerEnd = "(?:[\\x60'\"\\s;|:&,()\\[\\]{}<>]|\\\\[nr]|$)"
 // are rare there, and in a diagnostic end a pasted token.
 const narrowEnd = "(?:[\\x60'\"\\s;|:&]|\\\\[nr]|$)"
 
-// prefixAfterWord lists rules whose fixed prefix is shorter than three
-// characters and still reads after a word character: the JWT's "ey" is
-// followed by 17 letters or digits, ".ey" and 17 more.
-var prefixAfterWord = map[string]bool{"jwt": true}
-
 // keepBoundary lists rules whose prefix keeps its \b: "EAAA" and "EAA"
 // stand inside base64 blobs ("…AQEBAQEAAAAAAAAAAQAC…" on the Go standard
 // library's tests), where a token cannot start.
 var keepBoundary = map[string]bool{"square-access-token": true, "facebook-page-access-token": true}
 
-// widen returns s with its regex read as the package doc says: a leading
-// \b before a fixed prefix that starts the secret is dropped, and
-// upstream's end group is widened.
+// twoLetterPrefix lists tokens whose fixed prefix is two letters and
+// whose shape is still a token's: the JWT's "ey", then 17 letters or
+// digits, ".ey" and 17 more. It keeps its \b (two letters stand in every
+// "key" and "they" of a log line) but ends as a prefixed token does.
+var twoLetterPrefix = map[string]bool{"jwt": true}
+
+// widen returns s with its regex read as the package doc says: a token
+// with a fixed prefix ends at any of widerEnd, and its leading \b is
+// dropped unless keepBoundary or twoLetterPrefix says otherwise; another
+// rule ends at narrowEnd.
 func widen(s ruleSpec) ruleSpec {
-	if !fixedPrefix(s.ID, s.Regex, s.SecretGroup) {
+	n, ok := fixedPrefix(s.ID, s.Regex, s.SecretGroup)
+	if !ok {
 		s.Regex = strings.ReplaceAll(s.Regex, upstreamEnd, narrowEnd)
 		return s
 	}
-	s.Regex = strings.ReplaceAll(strings.TrimPrefix(s.Regex, `\b`), upstreamEnd, widerEnd)
+	if n >= 3 && !keepBoundary[s.ID] {
+		s.Regex = strings.TrimPrefix(s.Regex, `\b`)
+	}
+	s.Regex = strings.ReplaceAll(s.Regex, upstreamEnd, widerEnd)
 	return s
 }
 
-// fixedPrefix reports whether the secret starts where re does, with a
-// fixed prefix of at least three characters (or jwt's "ey").
-func fixedPrefix(id, re string, group int) bool {
+// fixedPrefix reports whether re's secret starts where re does, with a
+// fixed prefix of at least three characters (or two, for
+// twoLetterPrefix), and the prefix's length.
+func fixedPrefix(id, re string, group int) (int, bool) {
 	re = strings.TrimPrefix(re, `\b`)
 	body, secretAtStart := re, !hasCapture(re) // no group: the match is the secret
 	if strings.HasPrefix(re, "(") && !strings.HasPrefix(re, "(?") && group <= 1 {
 		body, secretAtStart = re[1:], true
 	}
 	n := literalPrefix(body)
-	return !keepBoundary[id] && secretAtStart && (n >= 3 || prefixAfterWord[id] && n >= 2)
+	return n, secretAtStart && (n >= 3 || twoLetterPrefix[id] && n >= 2)
 }
 
 // literalPrefix is how many characters every match of re starts with

@@ -23,7 +23,7 @@ func TestBoundaries(t *testing.T) {
 		{"id 7", aws, "| next", "aws-access-token"},
 		{"token x", gh, " sent", "github-pat"},
 		{"key STRIPE_", stripe, " sent", "stripe-access-token"},
-		{"Authorization=x", jwt, " sent", "jwt"},
+		{"Authorization=", jwt, " sent", "jwt"},
 	}
 	for _, end := range []string{"|", ":", "&", ";", "'", `"`, ")", "]", "}", ">", ",", "(", "[", "{", "<"} {
 		cases = append(cases,

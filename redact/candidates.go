@@ -26,6 +26,7 @@ type textRuns struct {
 	n       int
 	over    bool
 	at      [maxRuns][2]int32
+	class   [maxRuns]uint8 // the AND of each run's bytes' runClass
 }
 
 // scanRuns finds the maximal runs of run-class bytes of at least k (>= 8)
@@ -78,22 +79,27 @@ func refineRuns[T string | []byte](text T, s, e, k int, rs *textRuns) {
 	t := text[s:e]
 	for i := 0; i < len(t); {
 		start := i
+		cls := uint8(runChar | runB64 | runHex)
 		// Eight bytes a step while they are all of the class: the long
 		// tokens (hashes, UUIDs, paths) are mostly runs.
 		for i+8 <= len(t) {
 			w := t[i : i+8]
-			if runClass[w[0]]&runClass[w[1]]&runClass[w[2]]&runClass[w[3]]&
-				runClass[w[4]]&runClass[w[5]]&runClass[w[6]]&runClass[w[7]] == 0 {
+			c := runClass[w[0]] & runClass[w[1]] & runClass[w[2]] & runClass[w[3]] &
+				runClass[w[4]] & runClass[w[5]] & runClass[w[6]] & runClass[w[7]]
+			if c == 0 {
 				break
 			}
+			cls &= c
 			i += 8
 		}
 		for i < len(t) && runClass[t[i]] != 0 {
+			cls &= runClass[t[i]]
 			i++
 		}
 		if i-start >= k {
 			rs.longest = max(rs.longest, i-start)
 			if rs.n < maxRuns {
+				rs.class[rs.n] = cls
 				rs.at[rs.n] = [2]int32{int32(s + start), int32(s + i)}
 				rs.n++
 			} else {

@@ -71,9 +71,22 @@ func encodedSpans[T string | []byte](text T, rs *textRuns, f func(start, end int
 				return
 			}
 		} else {
-			for _, r := range rs.at[:rs.n] {
-				if r[1]-r[0] >= minBase64 && !base64Spans(text, int(r[0]), int(r[1]), f) {
-					return
+			for k, r := range rs.at[:rs.n] {
+				start, end := int(r[0]), int(r[1])
+				switch cls := rs.class[k]; {
+				case end-start < minBase64:
+				case cls&runHex != 0 && end-start >= minHex: // the run is one hex span
+					if !f(start, end, encHex) {
+						return
+					}
+				case cls&runB64 != 0: // the run is one base64 span
+					if !f(start, end, encBase64) {
+						return
+					}
+				default:
+					if !base64Spans(text, start, end, f) {
+						return
+					}
 				}
 			}
 		}

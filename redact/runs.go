@@ -21,15 +21,31 @@ import (
 // analysis counts (it counts those two as their letters). It is 1 for a
 // byte of the class and 0 for any other, so that eight can be tested at
 // once.
+// The bits of runClass: every run character has runChar; a base64
+// character (either alphabet) also runB64, a hex digit also runHex, so
+// that the run scan tells the decoding (decode.go) which runs are one
+// base64 or hex span.
+const (
+	runChar = 1 << iota
+	runB64
+	runHex
+)
+
 var runClass = func() (t [256]uint8) {
 	for c := 'a'; c <= 'z'; c++ {
-		t[c], t[c-'a'+'A'] = 1, 1
+		t[c], t[c-'a'+'A'] = runChar|runB64, runChar|runB64
 	}
 	for c := '0'; c <= '9'; c++ {
-		t[c] = 1
+		t[c] = runChar | runB64 | runHex
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c], t[c-'a'+'A'] = runChar|runB64|runHex, runChar|runB64|runHex
 	}
 	for _, c := range "_.=+/~-" {
-		t[c] = 1
+		t[c] = runChar
+	}
+	for _, c := range "_+/-" {
+		t[c] |= runB64
 	}
 	for _, c := range []byte{kelvin0, kelvin1, kelvin2, longS0, longS1} {
 		t[c] = 1

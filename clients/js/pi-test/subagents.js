@@ -44,6 +44,15 @@ test("pi-subagents' foreground child reports through pi/inproc.js", { skip, time
     const f = await rpc.waitFrame((f) => f.method === "notify" && f.message === `${thread} [lint]: ${message}`, 15_000, `the notify of ${message}; notifies: ${JSON.stringify(notifies(rpc).map((f) => f.message))}`);
     assert.equal(f.notifyType, type);
   }
+  // The thread is closed after the child's shutdown.
+  const end = Date.now() + 15_000;
+  for (;;) {
+    await rpc.send({ type: "prompt", message: "/diagrelay" });
+    const listed = notifies(rpc).filter((f) => f.message.startsWith("diagrelay threads:")).at(-1)?.message ?? "";
+    if (listed.includes(`${thread} (closed): 3 diagnostics`)) break;
+    assert.ok(Date.now() < end, `the child's thread is still open: ${listed}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
   // The parent's next prompt carries them, before the prompt.
   const before = model.requests.length;
   await rpc.send({ type: "prompt", message: "NEXT PROMPT REPLY:next-done" }, 60_000);
@@ -51,4 +60,6 @@ test("pi-subagents' foreground child reports through pi/inproc.js", { skip, time
   const asked = model.requests.slice(before).find((q) => q.text.includes("NEXT PROMPT"));
   assert.ok(asked);
   assert.ok(asked.text.includes(`Extension diagnostic from ${thread} ${LABEL}`), asked.text.slice(-3000));
+  const users = asked.body.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text).join("")));
+  assert.match(users.at(-1), /^NEXT PROMPT/);
 });
