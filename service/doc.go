@@ -169,7 +169,7 @@
 //     notification (no id, but "jsonrpc":"2.0" and a method), whatever is
 //     wrong with it; only RFC 8259 whitespace around the object; host
 //     methods and the probes refuse unknown params members, while
-//     diagnostic.report and session.hello ignore them (SPEC §4).
+//     diagnostic.report and session.hello ignore them (docs/protocol.md, "Frames").
 //   - Errors sent to peers name the field or rule, never a host path, a Go
 //     type or an internal error; those go to Config.Logger, which
 //     serve's NewLimitHandler keeps to a few lines per second.
