@@ -88,7 +88,7 @@ type link struct {
 }
 
 // dial connects to the cluster and checks that it stores every
-// acknowledged write on disk (SPEC §13), creating the stream and the
+// acknowledged write on disk (docs/cluster.md), creating the stream and the
 // bucket if create is set (the home).
 func dial(ctx context.Context, c *Config, name string, create bool) (*link, error) {
 	if c.URL == "" {
@@ -166,7 +166,7 @@ func (l *link) open(ctx context.Context, c *Config, create bool) error {
 
 // checkStorage refuses a stream or a bucket that is not on file with the
 // default persist mode, where an acknowledgement could come before the
-// write (SPEC §13).
+// write (docs/cluster.md).
 func (l *link) checkStorage(ctx context.Context, c *Config) error {
 	si, err := settle(ctx, func(ctx context.Context) (*jetstream.StreamInfo, error) { return l.stream.Info(ctx) })
 	if err != nil {

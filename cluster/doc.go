@@ -1,5 +1,5 @@
 // Package cluster carries diagnostics from children on other machines to
-// the parent over NATS JetStream (SPEC §13, docs/cluster.md), without a
+// the parent over NATS JetStream (docs/cluster.md), without a
 // transport of its own.
 //
 // A Home is the parent's serve (serve --cluster): the service.Directory of

@@ -7,7 +7,7 @@ import (
 
 // Clean sanitizes s without a limit, redacts it, then cuts it to limit
 // UTF-16 code units with the sanitizer's cut (limit <= 0: no cut), so that
-// no prefix of a secret that straddles the limit survives (SPEC §12:
+// no prefix of a secret that straddles the limit survives (docs/redaction.md, "Decisions":
 // redact, then cut). The result obeys every rule of package sanitize.
 //
 // The cost is the sanitizer's over the whole of s, not over limit units:

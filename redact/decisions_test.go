@@ -18,7 +18,7 @@ func TestTokenInADiagnostic(t *testing.T) {
 	}
 }
 
-// SPEC §12: the whole match becomes the marker, not only the secret group.
+// docs/redaction.md, "Decisions": the whole match becomes the marker, not only the secret group.
 func TestWholeMatchIsReplaced(t *testing.T) {
 	rng := newRand(2)
 	hook := "https://hooks.slack.com/services/T" + pick(rng, upper+digits, 10) + "/B" + pick(rng, upper+digits, 10) + "/" + pick(rng, alnum, 24)
@@ -34,7 +34,7 @@ func TestWholeMatchIsReplaced(t *testing.T) {
 	}
 }
 
-// SPEC §12: the delimiters a regex consumed at either end stay.
+// docs/redaction.md, "Decisions": the delimiters a regex consumed at either end stay.
 func TestDelimitersStay(t *testing.T) {
 	rng := newRand(3)
 	// azure-ad-client-secret consumes one delimiter before and one after.
@@ -60,7 +60,7 @@ func TestDelimitersStay(t *testing.T) {
 	}
 }
 
-// SPEC §12: a secret followed by , . ) ] } > is matched as if followed by
+// docs/redaction.md, "Decisions": a secret followed by , . ) ] } > is matched as if followed by
 // a space; upstream's trailing class would leak it.
 func TestTrailingPunctuation(t *testing.T) {
 	key := "sk_live_" + pick(newRand(4), alnum, 24)
@@ -106,7 +106,7 @@ func indexOf(t *testing.T, id string) int {
 	return -1
 }
 
-// SPEC §12: overlaps go to the longest match, then the more specific rule.
+// docs/redaction.md, "Decisions": overlaps go to the longest match, then the more specific rule.
 func TestOverlaps(t *testing.T) {
 	b := testBook(
 		ruleSpec{ID: "generic-x", Regex: `aa\w+`, Keywords: []string{"aa"}},
@@ -134,7 +134,7 @@ func TestOverlaps(t *testing.T) {
 	}
 }
 
-// SPEC §12: the global allowlist is anchored as ^(true|false|null)$.
+// docs/redaction.md, "Decisions": the global allowlist is anchored as ^(true|false|null)$.
 func TestGlobalWordsAnchored(t *testing.T) {
 	g := compileAllow(gitleaksGlobal)
 	for _, w := range []string{"true", "FALSE", "null"} {
@@ -153,7 +153,7 @@ func TestGlobalWordsAnchored(t *testing.T) {
 	mustRedact(t, "password="+v, "generic-api-key", v)
 }
 
-// SPEC §12: redact, then cut. A secret straddling the 1000-unit cut leaves
+// docs/redaction.md, "Decisions": redact, then cut. A secret straddling the 1000-unit cut leaves
 // no prefix.
 func TestRedactThenCut(t *testing.T) {
 	tok := "ghp_" + pick(newRand(8), alnum, 36)

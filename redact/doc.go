@@ -1,5 +1,5 @@
 // Package redact replaces secrets in a diagnostic's text with a marker,
-// "[REDACTED:<rule-id>]", before the text reaches the parent (SPEC §12).
+// "[REDACTED:<rule-id>]", before the text reaches the parent (docs/redaction.md).
 // Text redacts; Clean, Message and Source sanitize, redact, then cut.
 // The reference, with the measured quality and cost, is docs/redaction.md.
 //
@@ -42,7 +42,7 @@
 //     line, the whole text) or the secret, lowercased, contains one of the
 //     stopwords; with condition AND every kind present must hold.
 //
-// # Decisions (SPEC §12, where upstream is silent or wrong for a diagnostic)
+// # Decisions (docs/redaction.md, where upstream is silent or wrong for a diagnostic)
 //
 //   - The whole match becomes the marker, not only the secret group, so
 //     that a webhook URL does not survive around its group; except the

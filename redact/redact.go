@@ -270,7 +270,7 @@ const maxPooledView = 64 << 10
 // punctuationAsSpace returns text with each run of , . ) ] } > that ends
 // the text or stands before whitespace turned into spaces, so that a rule
 // whose regex wants a space, quote or end after a secret still matches
-// "…secret," (SPEC §12); the caller puts it back in views. It returns nil
+// "…secret," (docs/redaction.md, "Decisions"); the caller puts it back in views. It returns nil
 // when there is none: the regexes read text itself.
 func punctuationAsSpace[T string | []byte](text T) *[]byte {
 	var view *[]byte

@@ -11,7 +11,7 @@
 //
 // Each report goes parse → sanitize → redact → validate → duplicate? →
 // cap? → window? (package diag, one Gate per runtime generation) and, if
-// delivered, to three places. Redaction (SPEC §12, docs/redaction.md) is on
+// delivered, to three places. Redaction (docs/redaction.md) is on
 // unless Config.NoRedaction: the sinks and the status get the redacted text,
 // and the status counts the secrets redacted, by rule:
 //

@@ -29,7 +29,7 @@ func TestNotificationSourceCannotForgeTheFrame(t *testing.T) {
 		{"tab and non-breaking space", "a\tb\u00a0c", "a_b_c"},
 		{"allowed punctuation", "my-ext_v1.2/lint@host:+#", "my-ext_v1.2/lint@host:+#"},
 		{"letters, marks and digits of any script", "проверка-é-٣-日本", "проверка-é-٣-日本"},
-		// SPEC §5.1, §7 item 1: it starts with a letter or digit, and no
+		// docs/decisions.md, "Source frame": it starts with a letter or digit, and no
 		// Prepend character glues the closing bracket into its cluster.
 		{"leading marks would combine with the bracket", "\u0338\u20e5lint", "lint"},
 		{"leading punctuation", "--x.y", "x.y"},

@@ -92,7 +92,7 @@ type Config struct {
 	// shown notification (see Observer).
 	Observer Observer
 
-	// NoRedaction turns secret redaction off (SPEC §12): reports are only
+	// NoRedaction turns secret redaction off (docs/redaction.md, "Switches"): reports are only
 	// sanitized, and a child's token reaches the parent. Redaction is on by
 	// default; a host that turns it off should say so (serve logs a
 	// warning).

@@ -17,7 +17,7 @@ func fakeToken(seed byte) string {
 	return string(b)
 }
 
-// SPEC §12: a secret reaches no sink and no status; the status counts it;
+// docs/redaction.md: a secret reaches no sink and no status; the status counts it;
 // duplicates are judged on the redacted text.
 func TestSecretsNeverReachTheParent(t *testing.T) {
 	r := newRig(t, relay.ModeRPC)

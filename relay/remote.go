@@ -126,7 +126,7 @@ type RemoteCounts struct {
 // edge's process started (boot): they replace the last totals from the
 // same edge and boot. Status adds every edge's totals to the local ones,
 // so the home's status shows an edge's drops and redactions as its own
-// (SPEC §13). A thread the Manager does not know is ignored.
+// (docs/cluster.md). A thread the Manager does not know is ignored.
 func (m *Manager) SetRemoteCounts(path, edge, boot string, c RemoteCounts) {
 	m.mu.Lock()
 	t := m.threads[path]

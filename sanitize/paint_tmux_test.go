@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // TestPaintedInTmux paints Clean's outputs in a real terminal, tmux (3.3a
@@ -187,13 +188,13 @@ func paintCases() []string {
 		}
 		outs = append(outs, Clean(ch.encode(p), 100))
 	}
-	gens := []func([]byte) string{tokens, indic, arabic, emojiText}
-	for k := range 240 {
+	gens := []func([]byte) string{tokens, indic, arabic, emojiText, scriptText}
+	for k := range 400 {
 		data := make([]byte, 4+rng.IntN(40))
 		for i := range data {
 			data[i] = byte(rng.IntN(256))
 		}
-		if s := Clean(gens[k%len(gens)](data), 100); s != "" {
+		if s := Clean(gens[k%len(gens)](data), 100); s != "" && !viramaZWJUnjoined(s) {
 			outs = append(outs, s)
 		}
 	}
@@ -204,6 +205,20 @@ func paintCases() []string {
 func overCells(s string) []string {
 	_, over := tmuxCells(s)
 	return over
+}
+
+// viramaZWJUnjoined reports whether s holds a ZWJ after a virama that no
+// letter follows, which the rules keep (RFC 5892 A.2) and tmux 3.3a
+// misdraws: it drops the joiner there and shows it at the start of the
+// next row painted (docs/sanitizer.md, "Noticed, left alone").
+func viramaZWJUnjoined(s string) bool {
+	rs := []rune(s)
+	for k, r := range rs {
+		if r == zwj && k > 0 && lookup(rs[k-1]).has(propVirama) && (k+1 == len(rs) || !unicode.IsLetter(rs[k+1])) {
+			return true
+		}
+	}
+	return false
 }
 
 // tmuxCells returns s as tmux 3.3a keeps it, and the cells of s (as Width

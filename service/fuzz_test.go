@@ -40,6 +40,9 @@ func FuzzHostStream(f *testing.F) {
 	// and frames at and over the member limits.
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"capabilities.probe","method":"x"}` + "\n\f" + `{"jsonrpc":"2.0","id":2,"method":"capabilities.probe"}` + "\u00a0\n"))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"thread.list","params":{"a":{` + strings.Repeat(`"m":0,`, 70) + `"z":0}}}` + "\n"))
+	// A spawn token, and spawn.open on a peer the kernel names no process of.
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"spawn.token","params":{"path":"/root"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"spawn.open","params":{"token":"x","path":"/root/a","more":1}}` + "\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		srv := service.New(service.Config{Mailbox: mailbox.NewMemory()})
 		stream := append(append(bytes.Clone(in), '\n'), lastProbe+"\n"...)

@@ -19,7 +19,7 @@ func fakeToken() string {
 	return "ghp_" + strings.Repeat("Q2xM9zR4pW", 3) + "7vK3nT"
 }
 
-// SPEC §12 over the wire: the child's token reaches neither the mailbox,
+// docs/redaction.md over the wire: the child's token reaches neither the mailbox,
 // nor the status, nor an event; thread.status and thread.list count it.
 func TestReportsAreRedacted(t *testing.T) {
 	e := start(t, relay.ModeRPC)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -84,6 +85,12 @@ func (c *conn) startWriterLocked() bool {
 // (the frame was checked, and encoding/json replaces invalid bytes), so
 // the line is valid UTF-8 JSON.
 func encodeReply(id json.RawMessage, result any, rerr *wire.Error) []byte {
+	if _, empty := result.(wire.Empty); empty && rerr == nil && plainID(id) {
+		// Every admitted report's reply: the bytes json.Marshal writes
+		// for it, without its reflection.
+		b := make([]byte, 0, len(emptyReplyHead)+len(id)+len(emptyReplyTail))
+		return append(append(append(b, emptyReplyHead...), id...), emptyReplyTail...)
+	}
 	resp := wire.Response{JSONRPC: wire.Version, ID: id, Error: rerr}
 	if rerr == nil {
 		resp.Result = result
@@ -93,6 +100,17 @@ func encodeReply(id json.RawMessage, result any, rerr *wire.Error) []byte {
 		b, _ = json.Marshal(wire.Response{JSONRPC: wire.Version, ID: id, Error: wire.Errorf(wire.CodeInternal, "the reply could not be encoded")})
 	}
 	return append(b, '\n')
+}
+
+const (
+	emptyReplyHead = `{"jsonrpc":"` + wire.Version + `","id":`
+	emptyReplyTail = `,"result":{}}` + "\n"
+)
+
+// plainID reports whether json.Marshal writes id as it is: valid JSON
+// with nothing it escapes (<, >, & and U+2028, U+2029 in strings).
+func plainID(id json.RawMessage) bool {
+	return len(id) > 0 && !bytes.ContainsAny(id, "<>&\u2028\u2029") && json.Valid(id)
 }
 
 // push queues b unless that would pass Config.MaxUnsent, and reports

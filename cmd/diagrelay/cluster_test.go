@@ -373,7 +373,7 @@ func logConsumer(t *testing.T, ns *natstest.Server) {
 }
 
 // TestBinaryHasNoBroker: the NATS server module is for the tests alone
-// (SPEC §13), so the binary does not grow by a broker.
+// (docs/cluster.md), so the binary does not grow by a broker.
 func TestBinaryHasNoBroker(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/servetest"
 	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/mailbox"
@@ -356,7 +357,7 @@ func BenchmarkServeScaleRSS(b *testing.B) {
 		}
 		wg.Wait()
 		time.Sleep(time.Second)
-		if os.Getenv(envProfile) != "" {
+		if os.Getenv(serve.EnvProfile) != "" {
 			s.Cmd.Process.Signal(syscall.SIGUSR1) // PREFIX.heap and PREFIX.mem
 			time.Sleep(time.Second)
 		}

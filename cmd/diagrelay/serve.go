@@ -67,16 +67,6 @@ node's, comma-separated), unless --allow-lazy-fsync.`,
 	fs.StringVar(&o.EdgeName, "name", "", "the edge's `name` at its first start (default edge-<random>; kept in DIR/edge.db)")
 	c.Run = func(s *cli.IO, _ []string) error {
 		switch {
-		case o.MaxPending < 1:
-			return cli.Usagef("--max-pending must be at least 1")
-		case o.MaxConnsPerChild < 1:
-			return cli.Usagef("--max-conns-per-child must be at least 1")
-		case o.MaxNested < 1:
-			return cli.Usagef("--max-nested must be at least 1")
-		case o.MaxUnsentTotal < service.DefaultMaxUnsent:
-			return cli.Usagef("--max-unsent-total must be at least %d (one peer's bound)", service.DefaultMaxUnsent)
-		}
-		switch {
 		case home != "" && join != "":
 			return cli.Usagef("--cluster and --join: a serve is a home or an edge, not both")
 		case join != "" && o.Stdio:
@@ -95,20 +85,14 @@ node's, comma-separated), unless --allow-lazy-fsync.`,
 		if !c.FlagGiven("socket") {
 			o.Socket = datadir.Socket(o.Data)
 		}
-		if !o.Stdio && o.Socket == "" {
-			return cli.Usagef(`--socket "" without --stdio serves no one: give --stdio, --socket PATH or both`)
-		}
 		o.NoHostToken = *hostSocket == "off"
-		switch {
-		case o.NoHostToken && !o.Stdio:
-			return cli.Usagef("--host-socket off without --stdio serves no host: give --stdio")
-		case o.BindPeer && !service.CanBindPeers:
-			return cli.Usagef("--bind-peer: this system gives no peer credentials, so tokens cannot be bound")
+		if err := o.Check(); err != nil {
+			return cli.Usagef("%s", err)
 		}
 		o.Mode = relay.Mode(*mode)
 		o.NoRedaction = *redact == "off"
 		o.Logger = serve.NewLogger(s.Err, *logFormat, time.Now)
-		stopProfile, err := startProfile()
+		stopProfile, err := serve.StartProfile()
 		if err != nil {
 			return err
 		}

@@ -376,7 +376,7 @@ func QuoteName(s string) string {
 // DecodeParams fills v, a pointer to one of the params structs of package wire,
 // from an object; absent or null params count as {}. Errors name the
 // field and what it must be, never a Go type. Members v does not name are
-// ignored (diagnostic.report and session.hello: SPEC §4).
+// ignored (diagnostic.report and session.hello: docs/protocol.md, "Frames").
 func DecodeParams(raw []byte, v any) *wire.Error { return unmarshalParams(raw, v, false) }
 
 // DecodeParamsStrict is DecodeParams that refuses a member v does not

@@ -47,6 +47,28 @@ type Options struct {
 	EdgeName string
 }
 
+// Check says which of o's limits and switches cannot serve, by the flags
+// of diagrelay serve that set them.
+func (o *Options) Check() error {
+	switch {
+	case o.MaxPending < 1:
+		return errors.New("--max-pending must be at least 1")
+	case o.MaxConnsPerChild < 1:
+		return errors.New("--max-conns-per-child must be at least 1")
+	case o.MaxNested < 1:
+		return errors.New("--max-nested must be at least 1")
+	case o.MaxUnsentTotal < service.DefaultMaxUnsent:
+		return fmt.Errorf("--max-unsent-total must be at least %d (one peer's bound)", service.DefaultMaxUnsent)
+	case !o.Stdio && o.Socket == "":
+		return errors.New(`--socket "" without --stdio serves no one: give --stdio, --socket PATH or both`)
+	case o.NoHostToken && !o.Stdio:
+		return errors.New("--host-socket off without --stdio serves no host: give --stdio")
+	case o.BindPeer && !service.CanBindPeers:
+		return errors.New("--bind-peer: this system gives no peer credentials, so tokens cannot be bound")
+	}
+	return nil
+}
+
 // Role is a serve's part in a cluster.
 type Role string
 

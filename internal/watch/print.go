@@ -86,7 +86,7 @@ func (p *Printer) Event(ev wire.Event) error {
 		fmt.Fprintf(&b, " gen %d%s", ev.Generation, peerText(ev.Peer))
 	case wire.EventDelivered:
 		b.WriteString(" " + ev.Level)
-		// Framed as the notification frames it (docs: SPEC §7 item 1).
+		// Framed as the notification frames it (internal/frame; docs/decisions.md, "Source frame").
 		if src := frame.Source(wire.Str(ev.Source)); src != "" {
 			b.WriteString(" [" + src + "]")
 		}

@@ -109,7 +109,14 @@ test("/reload (and /new), then a child, then a prompt: the child's reports reach
   assert.equal((await standin(rpc, "standin", "/root/before")).code, 0);
   await rpc.waitFrame((f) => f.method === "notify" && f.message.startsWith("/root/before [lint]: shutting down"), 10_000, "before's last notify");
   await sleep(1500); // its messages given to the agent and acknowledged
+  await rpc.send({ type: "prompt", message: "/probes" });
+  assert.equal((await standin(rpc, "standin-probes", "probes")).answers, 1);
   await rpc.send({ type: "prompt", message: "/doreload" }, 60_000);
+  // One answer to the host probe after the reload too: the old instance's responder is gone.
+  const probed = rpc.frames.length;
+  await rpc.send({ type: "prompt", message: "/probes" });
+  const after = await rpc.waitFrame((f) => rpc.frames.indexOf(f) >= probed && f.method === "notify" && f.message.startsWith("standin-probes "), 30_000, "probes after reload");
+  assert.equal(JSON.parse(after.message.slice("standin-probes ".length)).answers, 1);
   await rpc.send({ type: "prompt", message: "/spawn /root/after" });
   assert.equal((await standin(rpc, "standin", "/root/after")).code, 0);
   await rpc.waitFrame((f) => f.method === "notify" && f.message.startsWith("/root/after [lint]: shutting down"), 10_000, "after's last notify");

@@ -23,10 +23,12 @@ export default function diagrelayParent(pi) {
   const claim = {};
   const reg = registry();
   // Asked on this session's bus only: an in-process child session has a bus of its own.
-  answerHostProbe(pi.events, pi);
+  /** @type {(() => void) | null} */
+  let unprobe = answerHostProbe(pi.events, pi);
   pi.on("context", (/** @type {any} */ event) => (reg.parent?.claim === claim ? beforePrompt(event) : undefined));
 
   pi.on("session_start", async (/** @type {any} */ _event, /** @type {any} */ ctx) => {
+    unprobe ??= answerHostProbe(pi.events, pi); // a pi that keeps this instance for the next session
     if (!ctx.hasUI) return; // no UI: nobody would hear this Host (pi -p by hand)
     // One Host per process: an in-process child session (pi's SDK) loads
     // this extension too, while the parent session holds the claim.
@@ -45,6 +47,13 @@ export default function diagrelayParent(pi) {
   });
 
   pi.on("session_shutdown", () => {
+    // pi may keep the bus across a /reload: the new instance answers from now on.
+    try {
+      unprobe?.();
+    } catch {
+      // an ended session's unsubscribe
+    }
+    unprobe = null;
     if (reg.parent?.claim !== claim) return;
     // The session that replaces this one (/reload, /new, /resume) takes
     // over at its session_start; pi 0.73 leaves the old API usable, so

@@ -44,7 +44,7 @@ type allowlist struct {
 }
 
 // upstreamGlobalWords is the global allowlist's regex that anchors only two
-// of its three words; SPEC §12 anchors all three (globalWords).
+// of its three words; docs/redaction.md, "Decisions", anchors all three (globalWords).
 const (
 	upstreamGlobalWords = `(?i)^true|false|null$`
 	globalWords         = `(?i)^(?:true|false|null)$`
@@ -211,7 +211,7 @@ func translateAllowlist(a allowlist, global bool) (*allowSpec, error) {
 		as.regexes = append(as.regexes, x)
 	}
 	if global && !sawGlobalWords {
-		return nil, fmt.Errorf("the regex %q is gone: read upstream's global allowlist again (SPEC §12 anchors it)", upstreamGlobalWords)
+		return nil, fmt.Errorf("the regex %q is gone: read upstream's global allowlist again (docs/redaction.md, \"Decisions\", anchors it)", upstreamGlobalWords)
 	}
 	for _, w := range a.StopWords {
 		as.stopwords = append(as.stopwords, strings.ToLower(w))

@@ -72,6 +72,15 @@ export default function subagent(pi) {
     },
   });
 
+  pi.registerCommand("probes", {
+    description: "probes: how many answer the host probe on this session's bus",
+    handler: async (_args, ctx) => {
+      let answers = 0;
+      pi.events.emit("diagrelay:host:probe", { respond: (h) => { if (typeof h?.run === "function" && h.protocol === 1) answers++; } });
+      say(ctx, "standin-probes", { path: "probes", answers });
+    },
+  });
+
   pi.registerCommand("runp", {
     description: "runp PATH: hostFor(pi).run a child pi -p, its result on stderr",
     handler: async (args) => {

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"fmt"
@@ -9,29 +9,29 @@ import (
 	"syscall"
 )
 
-// envProfile names a path prefix: when set, serve writes a CPU profile to
+// EnvProfile names a path prefix: when set, serve writes a CPU profile to
 // PREFIX.cpu for its whole run and an allocation profile to PREFIX.allocs
 // when it stops cleanly (docs/performance.md, "The cost of a report"). It is
 // for measuring the service under load, not for production; a profile
 // holds function names, never report text. While it runs, SIGUSR1 writes
 // the live heap to PREFIX.heap and the runtime's memory statistics to
 // PREFIX.mem (as BenchmarkServeScaleRSS does before it reads the RSS).
-const envProfile = "DIAGRELAY_PROFILE"
+const EnvProfile = "DIAGRELAY_PROFILE"
 
-// startProfile starts the profiles envProfile asks for and returns what
+// StartProfile starts the profiles EnvProfile asks for and returns what
 // stops them and writes the allocation profile (a no-op when unset).
-func startProfile() (stop func() error, err error) {
-	prefix := os.Getenv(envProfile)
+func StartProfile() (stop func() error, err error) {
+	prefix := os.Getenv(EnvProfile)
 	if prefix == "" {
 		return func() error { return nil }, nil
 	}
 	cpu, err := os.OpenFile(prefix+".cpu", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", envProfile, err)
+		return nil, fmt.Errorf("%s: %w", EnvProfile, err)
 	}
 	if err := pprof.StartCPUProfile(cpu); err != nil {
 		cpu.Close()
-		return nil, fmt.Errorf("%s: %w", envProfile, err)
+		return nil, fmt.Errorf("%s: %w", EnvProfile, err)
 	}
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
