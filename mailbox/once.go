@@ -12,8 +12,8 @@ import (
 // onceBucket holds the ids of the messages PostOnce stored (a cluster
 // home's reports, docs/cluster.md): key = the id's bytes, value = the
 // stream sequence of the message that carried it, 8 bytes big-endian. The
-// bucket is made at the first PostOnce; a file without it is as before, and
-// a diagrelay of this edition that never posts once ignores it.
+// bucket is made at the first PostOnce, so a mailbox that never takes a
+// cluster's report has none, and a reader that does not know it ignores it.
 var onceBucket = []byte("once")
 
 // MaxOnceID is the longest id PostOnce takes, in bytes.

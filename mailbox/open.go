@@ -267,8 +267,8 @@ const (
 	layoutOld                        // entries under recipients: a first- or second-edition file, or a migration to finish
 )
 
-// checkLayout checks that tx holds a diagrelay mailbox that this edition
-// reads. A first- or second-edition file, or one whose migration a crash
+// checkLayout checks that tx holds a diagrelay mailbox of a format this
+// code reads. A first- or second-edition file, or one whose migration a crash
 // interrupted, is layoutOld (Open migrates it); a bbolt file with no bucket
 // at all (the first diagrelay left one when it crashed while creating a
 // mailbox) is layoutNone (Open lays it out; it holds nothing to lose).

@@ -114,9 +114,9 @@
 // after that virama is removed (NFC would move it between the ZWJ and the
 // virama, which would make the result change on a second pass); not after
 // a pending space or a pending joiner that is kept, which stand between
-// them and keep the order (the second edition removed it there too when
-// it came before the first mark, so that "क ZWJ ् SP U+0301 U+093C" lost
-// its nukta only on a second pass). Pending joiners
+// them and keep the order (removing it there too when it comes before the
+// first mark would make "क ZWJ ् SP U+0301 U+093C" lose its nukta only on a
+// second pass). Pending joiners
 // make the next letter count toward the marks of the cluster before them
 // only if a ZWJ among them is kept (the fuzzer found an Arabic ZWNJ that
 // did otherwise).

@@ -62,8 +62,8 @@
 //     owner's exit is its token's last connection closing. A pid reused
 //     within one tick of the owner's start passes for it; that takes the
 //     kernel going through every pid in that tick.
-//   - Other systems give no credentials: peers are let in as before,
-//     runtime.open with bind is refused (CanBindPeers is false) and serve
+//   - Other systems give no credentials: every peer is let in (its token
+//     alone decides), runtime.open with bind is refused (CanBindPeers is false) and serve
 //     --bind-peer does not start.
 //   - After the exit the thread shows exited (Config.Now's time, so tests
 //     control it), an exited event goes out, the token's connections are
@@ -141,18 +141,15 @@
 //     each peer's own bound. Past it, the peers whose writers have gone
 //     longest without progress (the oldest non-readers) are disconnected
 //     first; the stdio host is not counted (one peer, its own bound, and
-//     it cannot be disconnected). Why 1 MiB per peer used to cost about
-//     3 MiB of RSS: the queue was a slice of one allocation per reply (a
-//     60-byte probe reply took a 64- or 128-byte size class, json.Marshal's
-//     result then reallocated by the appended newline, plus a 24-byte slice
-//     header in a doubling array), so live heap was 1.69x the bytes counted
-//     (TestUnsentRepliesCostTheirBytes on the code before, 16 peers at
-//     about 0.6 MiB each), and Go's GC (GOGC=100) lets the heap grow to
-//     twice the live part before collecting: about 3.4x in RSS. The queue
-//     is now one contiguous buffer written straight to the socket, without
-//     a bufio.Writer copy (a spare of at most keepQueueCap is kept, a
-//     larger one dropped once written): 1.20x live (the buffer's growth),
-//     so about 2.4x in RSS, and the total budget bounds the whole.
+//     it cannot be disconnected). The queue is one contiguous buffer written
+//     straight to the socket, without a bufio.Writer copy (a spare of at
+//     most keepQueueCap is kept, a larger one dropped once written), because
+//     a queue of one allocation per reply costs its size classes and slice
+//     headers: a 60-byte probe reply takes a 64- or 128-byte class, so live
+//     heap would be 1.69x the bytes counted, and Go's GC (GOGC=100) doubles
+//     that in RSS. The contiguous queue is 1.20x live (its growth), about
+//     2.4x in RSS (TestUnsentRepliesCostTheirBytes, 16 peers at about 0.6
+//     MiB each), and the total budget bounds the whole.
 //   - A connection counts toward MaxPending and MaxConnsPerChild until its
 //     descriptor is closed, whatever its peer did (a half-closed peer with
 //     replies unread holds its slot during the 5 s the server gives it).

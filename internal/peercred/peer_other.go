@@ -7,8 +7,8 @@ import (
 	"net"
 )
 
-// Other systems: no peer credentials are read. Every peer is let in as
-// before this edition, and a token cannot be bound: runtime.open with bind
+// Other systems: no peer credentials are read. Every peer is let in (its
+// token alone decides), and a token cannot be bound: runtime.open with bind
 // is refused, and serve --bind-peer will not start (docs/protocol.md).
 
 // Binding says that this system can bind a token to a process.

@@ -116,7 +116,7 @@ type Status struct {
 	// Peer is the bound process of the latest generation, once it said
 	// hello; Exited is when it exited (absent while it lives); PeerRefused
 	// counts hellos its binding refused, over all generations (absent
-	// while 0, so an unbound thread's status is as before bound tokens).
+	// while 0, so an unbound thread's status has none of the three).
 	Peer        *Peer      `json:"peer,omitempty"`
 	Exited      *time.Time `json:"exited,omitempty"`
 	PeerRefused uint64     `json:"peer_refused,omitempty"`
