@@ -99,7 +99,7 @@ func (b *ruleBook) findHits(text string, depth int) []hit {
 			continue
 		}
 		r := &b.rules[i]
-		for _, loc := range r.regexp().FindAllStringSubmatchIndex(text, -1) {
+		for _, loc := range r.findAll(text) {
 			if h, ok := b.accept(r, i, text, loc); ok {
 				hits = append(hits, h)
 			}

@@ -76,6 +76,7 @@ type rule struct {
 type compiledRule struct {
 	once  sync.Once
 	re    *regexp.Regexp
+	split *splitRegex // the split matcher, if the regex has one (split.go)
 	allow []allow
 }
 
@@ -83,6 +84,16 @@ type compiledRule struct {
 func (r *rule) regexp() *regexp.Regexp {
 	r.build()
 	return r.compiled.re
+}
+
+// findAll is r.regexp().FindAllStringSubmatchIndex(text, -1), by the
+// split matcher where the regex has one.
+func (r *rule) findAll(text string) [][]int {
+	r.build()
+	if s := r.compiled.split; s != nil {
+		return s.findAll(text)
+	}
+	return r.compiled.re.FindAllStringSubmatchIndex(text, -1)
 }
 
 // allowlists are the rule's allowlists, compiled on first use.
@@ -95,6 +106,7 @@ func (r *rule) build() {
 	c := r.compiled
 	c.once.Do(func() {
 		c.re = regexp.MustCompile(r.spec.Regex)
+		c.split = splitOf(r.spec)
 		for _, a := range r.spec.Allow {
 			c.allow = append(c.allow, compileAllow(a))
 		}

@@ -179,6 +179,7 @@ func (s *Server) authenticated(c *conn) {
 func (s *Server) forget(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	delete(s.hosts, c)
 	if c.pendingAt != nil {
 		s.pending.Remove(c.pendingAt)
 		c.pendingAt = nil

@@ -167,8 +167,8 @@ func (c *conn) admitPeer(b *binding) *wire.Error {
 func (s *Server) closeHostsUnder(b *binding, ref *peercred.Proc) {
 	s.mu.Lock()
 	var hosts []*conn
-	for h := range s.conns {
-		if !h.fixedHost && h.nc != nil && h.auth() == stateHost && h.cred.Known && h.cred.PID > 0 {
+	for h := range s.hosts {
+		if h.auth() == stateHost && h.cred.Known && h.cred.PID > 0 {
 			hosts = append(hosts, h)
 		}
 	}

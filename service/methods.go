@@ -112,9 +112,12 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 		}
 		c.unbind()
 		c.authenticate(stateHost)
+		c.s.mu.Lock()
+		c.s.hosts[c] = struct{}{}
+		c.s.mu.Unlock()
 		// A bound child's claim between the check and now closes the host
-		// connections it finds (bind.go); one that was not yet the host
-		// when it looked is refused here.
+		// connections it finds in hosts (bind.go); one that was not there
+		// yet when it looked is refused here.
 		if e := c.admitHost(); e != nil {
 			c.kill()
 			return nil, e

@@ -141,8 +141,9 @@ type Server struct {
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
-	peakConns int        // most in conns since the last flood left (memreturn.go)
-	pending   *list.List // of *conn, oldest first: socket peers before hello
+	hosts     map[*conn]struct{} // socket peers that said hello as the host (bind.go)
+	peakConns int                // most in conns since the last flood left (memreturn.go)
+	pending   *list.List         // of *conn, oldest first: socket peers before hello
 	listeners map[net.Listener]struct{}
 	inflight  int
 	shutting  bool
@@ -202,6 +203,7 @@ func New(c Config) *Server {
 		sched:     newScheduler(c.Workers),
 		budget:    newUnsentBudget(c.MaxUnsentTotal),
 		conns:     make(map[*conn]struct{}),
+		hosts:     make(map[*conn]struct{}),
 		pending:   list.New(),
 		listeners: make(map[net.Listener]struct{}),
 		idle:      make(chan struct{}),

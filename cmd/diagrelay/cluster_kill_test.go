@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +25,8 @@ var killOrder = []string{"home", "n1", "e1", "home", "n2", "e2", "home", "n3", "
 // bucket at 3 replicas, synced on every write), children flooding admitted
 // reports through both edges, while killOrder kills each process with
 // SIGKILL and starts it again; afterwards every acknowledged report is in
-// the home's mailbox exactly once. DIAGRELAY_KILL_RUNS=N repeats it N times.
+// the home's mailbox exactly once. DIAGRELAY_KILL_RUNS=N repeats it N times;
+// DIAGRELAY_KILL_ORDER=who,who,… runs another order.
 func TestClusterKillOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of processes")
@@ -36,6 +38,14 @@ func TestClusterKillOrder(t *testing.T) {
 			t.Fatalf("DIAGRELAY_KILL_RUNS=%q", s)
 		}
 		runs = n
+	}
+	if s := os.Getenv("DIAGRELAY_KILL_ORDER"); s != "" { // e.g. n1,n2,n3,n1,n2,n3: the nodes alone
+		killOrder = strings.Split(s, ",")
+		for _, who := range killOrder {
+			if !slices.Contains([]string{"home", "n1", "n2", "n3", "e1", "e2"}, who) {
+				t.Fatalf("DIAGRELAY_KILL_ORDER: %q is not home, n1-n3, e1 or e2", who)
+			}
+		}
 	}
 	for run := 1; run <= runs; run++ {
 		t.Run(fmt.Sprintf("run%d", run), clusterKillRun)

@@ -223,7 +223,7 @@ func parseStat(b []byte) (procStat, error) {
 // Lookup returns process pid as the service holds on to a peer's: its
 // pidfd (pidfd_open, Linux 5.3+; close-on-exec always), else its start
 // time. An exited process is an error. The caller makes sure pid is still
-// the process it means once the Proc exists (spawnOwner).
+// the process it means once the Proc exists (service hostProc).
 func Lookup(pid int) (*Proc, error) {
 	ref := &Proc{PID: pid}
 	fd, err := unix.PidfdOpen(pid, 0)
