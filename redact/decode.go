@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math/bits"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -391,42 +392,63 @@ func spanStartsText[T string | []byte](s T, e encoding) bool {
 }
 
 // mixedRunStartsText reports whether a run of the run scan that holds
-// bytes outside base64 (. = ~) has a base64 or hex span (base64Spans's)
-// that may start text. Padding is left out: base64StartsText stops there.
+// bytes outside base64 (. = ~, and the bytes of U+212A and U+017F) has a
+// base64 or hex span (base64Spans's) that may start text. Padding is left
+// out: base64StartsText stops there. It finds those bytes eight at a
+// time (paths and module names are such runs, split every few bytes).
 func mixedRunStartsText[T string | []byte](run T) bool {
-	for i := 0; i < len(run); {
-		start, cls := i, byte(isB64|isHex)
-		for i+8 <= len(run) { // eight a step, as base64Spans
-			w := run[i : i+8]
-			c := b64class[w[0]] & b64class[w[1]] & b64class[w[2]] & b64class[w[3]] &
-				b64class[w[4]] & b64class[w[5]] & b64class[w[6]] & b64class[w[7]]
-			if c == 0 {
-				break
-			}
-			cls &= c
-			i += 8
-		}
-		for i < len(run) {
-			c := b64class[run[i]]
-			if c == 0 {
-				break
-			}
-			cls &= c
-			i++
-		}
-		switch n := i - start; {
-		case cls&isHex != 0 && n >= minHex:
-			if hexStartsText(run[start:i]) {
-				return true
-			}
-		case n >= minBase64:
-			if base64StartsText(run[start:i]) {
-				return true
-			}
-		}
-		i++
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	// eq is bit 7 of each byte of x equal to c's byte (exact: the sum
+	// stays within each byte).
+	eq := func(x, c uint64) uint64 {
+		v := x ^ c
+		return ^((v&lo7 + lo7) | v) & hi
 	}
-	return false
+	start := 0 // of the current span
+	i := 0
+	for ; i+8 <= len(run); i += 8 {
+		w := run[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		m := x&hi | eq(x, 0x2e2e2e2e2e2e2e2e) | eq(x, 0x3d3d3d3d3d3d3d3d) | eq(x, 0x7e7e7e7e7e7e7e7e)
+		for ; m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)>>3
+			if j-start >= minBase64 && spanAt(run, start, j) {
+				return true
+			}
+			start = j + 1
+		}
+	}
+	for ; i < len(run); i++ {
+		if b64class[run[i]] == 0 {
+			if i-start >= minBase64 && spanAt(run, start, i) {
+				return true
+			}
+			start = i + 1
+		}
+	}
+	return spanAt(run, start, len(run))
+}
+
+// spanAt is mixedRunStartsText's test of the base64 characters
+// run[start:end].
+func spanAt[T string | []byte](run T, start, end int) bool {
+	switch n := end - start; {
+	case n < minBase64:
+		return false
+	case n >= minHex && allHex(run[start:end]):
+		return hexStartsText(run[start:end])
+	}
+	return base64StartsText(run[start:end])
+}
+
+func allHex[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if b64class[s[i]]&isHex == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // base64StartsText reports whether the first bytes s decodes to (up to

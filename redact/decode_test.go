@@ -104,7 +104,7 @@ func TestRunScanSeesEscapes(t *testing.T) {
 		t.Fatalf("runK %d: the run scan skips tokens of %d bytes, where an escape span may lie", k, minEscapeSpan)
 	}
 	pieces := []string{"%", "%6", "%67", "%zz", "\\", "\\u0067", "\\x41", "\\u00", "Z2hw", "aGVs", "bG8g", "d29y", "/", "+", "-", "_",
-		".", "=", "==", "~", "0123456789abcdef", "DEADBEEF", "é", " ", "\t", "\"", "'", "x", "ghp_", "AKIA"}
+		".", "=", "==", "~", "0123456789abcdef", "DEADBEEF", "é", "\u212a", "\u017f", " ", "\t", "\"", "'", "x", "ghp_", "AKIA"}
 	rng := newRand(71)
 	seen := [2]int{}
 	for range 20000 {
