@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
@@ -27,8 +28,9 @@ func TestBoundTokenWithoutPidfd(t *testing.T) {
 		t.Fatalf("a descendant's hello: %v", h)
 	}
 	wantError(t, e.dial("").call("session.hello", map[string]any{"token": tok}), wire.CodeUnauthenticated, "bound to another process")
+	conns := service.ConnCount(e.srv)
 	a.kill() // its connection closes; its child's holds the token
-	time.Sleep(100 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, "the server sees the owner's connection close", func() bool { return service.ConnCount(e.srv) < conns })
 	if st := statusPeer(t, e, "/root/o"); st.Exited != nil {
 		t.Fatalf("exited while a descendant holds the token: %+v", st)
 	}

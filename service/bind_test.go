@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/sanitize"
@@ -155,18 +156,15 @@ func isError(m map[string]any, code int, want string) bool {
 func waitEventsKind(t *testing.T, p *peer, kind string) []map[string]any {
 	t.Helper()
 	var got []map[string]any
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, "a "+kind+" event", func() bool {
 		for _, ev := range events(p.takeNotifications(0)) {
-			got = append(got, ev)
-			if ev["kind"] == kind {
-				return got
+			if got = append(got, ev); ev["kind"] == kind {
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no %s event within 5 s: %v", kind, got)
-	return nil
+		return false
+	})
+	return got
 }
 
 // Under BindPeer every token is bound unless runtime.open says bind:

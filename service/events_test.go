@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/service"
@@ -66,14 +67,10 @@ func events(ns []map[string]any) []map[string]any {
 func waitEvents(t *testing.T, p *peer, n int) []map[string]any {
 	t.Helper()
 	var got []map[string]any
-	deadline := time.Now().Add(5 * time.Second)
-	for len(got) < n && time.Now().Before(deadline) {
+	testutil.Eventually(t, 5*time.Second, fmt.Sprintf("%d events", n), func() bool {
 		got = append(got, events(p.takeNotifications(0))...)
-		time.Sleep(5 * time.Millisecond)
-	}
-	if len(got) < n {
-		t.Fatalf("got %d events, want %d: %v", len(got), n, got)
-	}
+		return len(got) >= n
+	})
 	return got
 }
 

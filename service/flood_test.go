@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
@@ -202,9 +203,7 @@ func TestTotalUnsentBudgetDisconnectsTheOldestNonReader(t *testing.T) {
 	}
 	// Reading first's replies would make it a reader: wait for the
 	// disconnection before looking.
-	for deadline := time.Now().Add(5 * time.Second); e.srv.Stats().OverBudget == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "a peer disconnected over the total", func() bool { return e.srv.Stats().OverBudget > 0 })
 	if !closedByServer(t, first, 5*time.Second) {
 		t.Fatalf("the oldest non-reader was not disconnected: %+v", e.srv.Stats())
 	}
@@ -240,17 +239,9 @@ func TestHalfClosedConnectionHoldsItsSlot(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // its frames are read; its replies wait
 	wantError(t, e.dial("").call("session.hello", map[string]any{"token": token}), wire.CodeTooManyConns, "too many connections")
 	c.Close() // the peer goes: the server's write fails, the slot is free
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		m := e.dial("").call("session.hello", map[string]any{"token": token})
-		if m["error"] == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("slot still held after the peer left: %v", m)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the slot free after the peer left", func() bool {
+		return e.dial("").call("session.hello", map[string]any{"token": token})["error"] == nil
+	})
 }
 
 // A peer that closes with frames still buffered in the socket is dropped

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/jsonframe"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -165,17 +166,9 @@ func TestConnectionsPerChildAreBounded(t *testing.T) {
 	other := e.dial(e.open("/root/other")) // another child is unaffected
 	other.mustCall("diagnostic.probe", nil)
 	peers[0].closer.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		m := extra.call("session.hello", map[string]any{"token": token})
-		if m["error"] == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hello after a close: %v", m)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "a hello after a close", func() bool {
+		return extra.call("session.hello", map[string]any{"token": token})["error"] == nil
+	})
 	if st := e.srv.Stats(); st.ConnLimited == 0 {
 		t.Errorf("stats %+v, want refused hellos counted", st)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/simclock"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -172,11 +173,7 @@ func TestShutdownWithAPeerThatDoesNotRead(t *testing.T) {
 	}()
 	// Wait until replies the socket cannot take are queued: past any
 	// kernel buffer, so the writer is stuck on the peer.
-	for deadline := time.Now().Add(10 * time.Second); e.srv.MaxUnsentNow() < filled; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s, %d bytes unsent, want %d", e.srv.MaxUnsentNow(), filled)
-		}
-	}
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%d bytes unsent", filled), func() bool { return e.srv.MaxUnsentNow() >= filled })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/serve"
 	"github.com/diagrelay/diagrelay/internal/simclock"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/service"
 )
 
@@ -39,10 +40,7 @@ func TestConnectionFloodDoesNotFloodTheLog(t *testing.T) {
 	for range 300 {
 		rawDial(t, e.socket)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for e.srv.Stats().PendingEvicted < 290 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "290 pending peers evicted", func() bool { return e.srv.Stats().PendingEvicted >= 290 })
 	if n := strings.Count(out.String(), "\n"); n > 10 {
 		t.Fatalf("%d log lines for 300 connections in one second:\n%s", n, out.String())
 	}
@@ -50,10 +48,7 @@ func TestConnectionFloodDoesNotFloodTheLog(t *testing.T) {
 	rawDial(t, e.socket)
 	rawDial(t, e.socket)
 	rawDial(t, e.socket)
-	deadline = time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "suppressed") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the summary line", func() bool { return strings.Contains(out.String(), "suppressed") })
 	if !strings.Contains(out.String(), "lines\"") {
 		t.Fatalf("no summary:\n%s", out.String())
 	}

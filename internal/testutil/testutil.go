@@ -35,3 +35,27 @@ func Within(t testing.TB, d time.Duration, f func()) {
 		t.Fatalf("did not return within %v (deadlock?)", d)
 	}
 }
+
+// Eventually polls cond until it holds, and fails the test naming what
+// did not happen when it does not within d. The first polls come quickly
+// and then every 10 ms at most, so a condition that is already true or
+// soon true costs no fixed sleep, and a slow machine only waits longer.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for wait := 100 * time.Microsecond; !cond(); wait = min(2*wait, 10*time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %s", d, what)
+		}
+		time.Sleep(wait)
+	}
+}
+
+// SkipSystem skips a system test under go test -short: one that runs a
+// real diagrelay process, tmux or pi. The unit tests stay; CI runs both.
+func SkipSystem(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a system test (it runs real processes): run it without -short")
+	}
+}

@@ -53,12 +53,18 @@ function rootHost() {
     fs.chmodSync(where.data, 0o700);
     // Unix socket paths are limited to about 100 bytes: a short directory of its own.
     const sockDir = fs.mkdtempSync(path.join(os.tmpdir(), "drpi-"));
+    const cleanup = () => {
+      process.off("exit", cleanup);
+      fs.rmSync(sockDir, { recursive: true, force: true });
+      if (where.temporary) fs.rmSync(/** @type {string} */ (where.data), { recursive: true, force: true });
+    };
+    // pi often exits before the service's exit is seen: what we made goes then too.
+    process.on("exit", cleanup);
     let host;
     try {
       host = await Host.start({ data: where.data, socket: path.join(sockDir, "s"), mode: "rpc" });
     } catch (err) {
-      fs.rmSync(sockDir, { recursive: true, force: true });
-      if (where.temporary) fs.rmSync(where.data, { recursive: true, force: true });
+      cleanup();
       throw err;
     }
     host.on("notify", (/** @type {any} */ n) => notifyParent(n.message, n.notifyType));
@@ -76,8 +82,7 @@ function rootHost() {
     host.on("exit", (/** @type {number | null} */ code, /** @type {string | null} */ sig) => {
       clearInterval(poll);
       withdrawParent(host); // children started from now on find no dead socket
-      fs.rmSync(sockDir, { recursive: true, force: true });
-      if (where.temporary) fs.rmSync(where.data, { recursive: true, force: true });
+      cleanup();
       // stopRootHost lets go of the Host before it stops it: still ours means it died.
       if (registry().host !== started) return;
       registry().host = null;

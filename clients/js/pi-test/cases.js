@@ -37,7 +37,9 @@ test("the README's recipe from ~/.pi/agent/extensions hosts its child in a --mod
   const model = await startFakeModel();
   t.after(() => model.close());
   const agentDir = await recipeAgentDir(t, model);
-  const rpc = startRPC(t, agentDir, ["--no-session"]);
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "drpi-tmp-"));
+  t.after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  const rpc = startRPC(t, agentDir, ["--no-session"], { TMPDIR: tmp });
   await rpc.send({ type: "get_state" }, 60_000);
   await rpc.send({ type: "prompt", message: "/scout CHILD TASK /root/scout REPLY:done-scout" }, 90_000);
   const said = await scoutSaid(rpc, 1);
@@ -47,6 +49,11 @@ test("the README's recipe from ~/.pi/agent/extensions hosts its child in a --mod
   // Nothing of the child's reached the parent's RPC stream: every line there is pi's JSON.
   assert.deepEqual(rpc.frames.filter((f) => f.unparsed !== undefined), []);
   assert.ok(!rpc.stderr().includes("Failed to load extension"), rpc.stderr());
+  // pi ends (its RPC stdin closed): the Host's socket and temporary data directories go with it.
+  assert.ok(fs.readdirSync(tmp).some((d) => d.startsWith("drpi-")), "the Host's socket directory is not under TMPDIR");
+  rpc.proc.stdin.end();
+  await rpc.exited;
+  assert.deepEqual(fs.readdirSync(tmp).filter((d) => /^(drpi-|diagrelay-pi-)/.test(d)), []);
 });
 
 const built = path.join(PACKAGE, "npm", `${process.platform}-${process.arch}`, "bin", "diagrelay");
