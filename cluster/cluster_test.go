@@ -13,6 +13,7 @@ import (
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/diag"
 	"github.com/diagrelay/diagrelay/internal/natstest"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
@@ -41,7 +42,7 @@ func TestHomeAndEdge(t *testing.T) {
 		t.Fatalf("report: %v", err)
 	}
 	var st wire.Status
-	eventually(t, 5*time.Second, "the report in the home's status", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the report in the home's status", func() bool {
 		st, err = home.host.Status("/root/lint")
 		return err == nil && len(st.Diagnostics) == 1
 	})
@@ -73,7 +74,7 @@ func TestHomeAndEdge(t *testing.T) {
 	if err := child.report("warning", "eslint \x1b]0;pwned\x07missing\u202e", "pi-lint"); err != nil {
 		t.Fatalf("duplicate report: %v", err)
 	}
-	eventually(t, 5*time.Second, "the edge's duplicate drop in the home's status", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the edge's duplicate drop in the home's status", func() bool {
 		st, err = home.host.Status("/root/lint")
 		return err == nil && st.Dropped.Duplicate == 1
 	})
@@ -100,7 +101,7 @@ func TestHomeAndEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := 0 // acknowledged in the revocation window: delivered, never lost
-	eventually(t, time.Second, "the edge refusing the closed token's reports", func() bool {
+	testutil.Eventually(t, time.Second, "the edge refusing the closed token's reports", func() bool {
 		if child.report("info", "after close "+time.Now().String(), "") != nil {
 			return true
 		}
@@ -111,7 +112,7 @@ func TestHomeAndEdge(t *testing.T) {
 	if _, err := dialRaw(t, edge.sock, rt.Token); code(err) != wire.CodeRevoked {
 		t.Errorf("hello after close: %v, want -32003", err)
 	}
-	eventually(t, 5*time.Second, "every acknowledged report delivered", func() bool {
+	testutil.Eventually(t, 5*time.Second, "every acknowledged report delivered", func() bool {
 		return home.h.Stats().Delivered == uint64(1+late)
 	})
 	if hs := home.h.Stats(); hs.Refused != 0 || hs.Duplicates != 0 {
@@ -141,7 +142,7 @@ func TestReopenRevokesAtEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := 0 // acknowledged before the revocation reached the edge: delivered
-	eventually(t, time.Second, "the old token revoked at the edge", func() bool {
+	testutil.Eventually(t, time.Second, "the old token revoked at the edge", func() bool {
 		if c1.report("error", "old "+time.Now().String(), "") != nil {
 			return true
 		}
@@ -155,7 +156,7 @@ func TestReopenRevokesAtEdge(t *testing.T) {
 	if err := c2.report("error", "second", ""); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "every acknowledged report in /root's mailbox", func() bool {
+	testutil.Eventually(t, 10*time.Second, "every acknowledged report in /root's mailbox", func() bool {
 		msgs, err := home.store.Read("/root", 100)
 		return err == nil && len(msgs) == 2+late
 	})

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // A damaged record is quarantined: ReadPage serves the others and names it
@@ -185,17 +187,11 @@ func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
 // waitQueued waits until n writes wait in s's commit queue.
 func waitQueued(t testing.TB, s *Store, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%d writes queued", n), func() bool {
 		s.commits.mu.Lock()
-		got := len(s.commits.queue)
-		s.commits.mu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d writes queued, want %d", got, n)
-		}
-	}
+		defer s.commits.mu.Unlock()
+		return len(s.commits.queue) == n
+	})
 }
 
 func leading(s *Store) bool {

@@ -2,12 +2,14 @@ package relay_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/threadpath"
@@ -84,19 +86,11 @@ func TestDeliverRemote(t *testing.T) {
 
 func eventuallyNotes(t *testing.T, n *notes, want int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	testutil.Eventually(t, 2*time.Second, fmt.Sprintf("%d notifications", want), func() bool {
 		n.mu.Lock()
-		got := len(n.ns)
-		n.mu.Unlock()
-		if got == want || time.Now().After(deadline) {
-			if got != want {
-				t.Fatalf("%d notifications, want %d", got, want)
-			}
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer n.mu.Unlock()
+		return len(n.ns) == want
+	})
 }
 
 // TestDeliverRemoteBesideOpen: a remote report for a root thread reads the

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // With BlockNotifications a full queue holds the reader, and so the
@@ -22,11 +24,7 @@ func TestBlockNotificationsWaitsUntilClose(t *testing.T) {
 	go func() { done <- c.Call("m", nil, nil) }()
 	// Wait for the queue to fill: the reader then holds the last
 	// notification, and the reply behind it.
-	for deadline := time.Now().Add(10 * time.Second); len(c.notes) < notesBuffer; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s the queue holds %d of %d", len(c.notes), notesBuffer)
-		}
-	}
+	testutil.Eventually(t, 10*time.Second, "the notification queue full", func() bool { return len(c.notes) >= notesBuffer })
 	select {
 	case err := <-done:
 		t.Fatalf("the call returned (%v) past a full queue", err)
