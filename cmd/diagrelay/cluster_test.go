@@ -20,6 +20,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/natstest"
 	"github.com/diagrelay/diagrelay/internal/rpc"
 	"github.com/diagrelay/diagrelay/internal/servetest"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
@@ -187,13 +188,7 @@ func (f *clusterFlood) spare(n int, tok string, wg *sync.WaitGroup) {
 func (f *clusterFlood) waitAcked(t *testing.T, n int64, what string) {
 	t.Helper()
 	want := f.nAcked.Load() + n
-	deadline := time.Now().Add(30 * time.Second)
-	for f.nAcked.Load() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d acknowledged reports, want %d", what, f.nAcked.Load(), want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 30*time.Second, fmt.Sprintf("%s: %d acknowledged reports", what, want), func() bool { return f.nAcked.Load() >= want })
 }
 
 // TestClusterKill9: children flood admitted reports through an edge while

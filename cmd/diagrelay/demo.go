@@ -6,6 +6,7 @@ import (
 	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/internal/demo"
 	"github.com/diagrelay/diagrelay/internal/livedemo"
+	"github.com/diagrelay/diagrelay/internal/watch"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -28,7 +29,7 @@ and shows them live in the watch view (q quits).`,
 	live := c.Flag.Bool("watch", false, "run the session tree on the real clock through an embedded serve and watch it live")
 	c.Run = func(s *cli.IO, _ []string) error {
 		if *live {
-			return watchError(livedemo.Run(livedemo.Options{In: s.In, Out: s.Out, TUI: isTerminal(s.In, s.Out)}))
+			return watchError(livedemo.Run(livedemo.Options{In: s.In, Out: s.Out, TUI: watch.IsTerminal(s.In, s.Out)}))
 		}
 		tr, err := demo.Run(relay.Mode(*mode))
 		if err != nil {

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // newcomerEnv is a fresh user: a new HOME, and neither XDG_RUNTIME_DIR
@@ -35,16 +36,10 @@ func startReading(t *testing.T, cmd *exec.Cmd) *bufio.Scanner {
 // waitSocket waits until path is a socket.
 func waitSocket(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(exitTimeout)
-	for {
-		if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no socket at %s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, exitTimeout, "a socket at "+path, func() bool {
+		fi, err := os.Lstat(path)
+		return err == nil && fi.Mode()&os.ModeSocket != 0
+	})
 }
 
 // Without XDG_RUNTIME_DIR, serve, thread and watch agree on the socket

@@ -54,6 +54,7 @@ var shortTempDir = testutil.ShortTempDir
 // The environment is the test's minus the child variables, plus extra.
 func diagrelayCmd(ctx context.Context, t testing.TB, extra []string, args ...string) *exec.Cmd {
 	t.Helper()
+	testutil.SkipSystem(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

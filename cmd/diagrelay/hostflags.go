@@ -23,8 +23,7 @@ func (h *hostFlags) define(c *cli.Command) {
 	h.socket = c.Flag.String("socket", "", "serve's Unix socket `path` ("+socketDefault+")")
 }
 
-// resolve returns the socket and the host token, or an error that says
-// what to do.
+// resolve returns the socket and the host token (hostdial.Resolve).
 func (h *hostFlags) resolve() (socket, token string, err error) {
 	return hostdial.Resolve(*h.socket, *h.data, h.c.FlagGiven("data"))
 }

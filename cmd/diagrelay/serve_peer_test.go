@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 func TestServePeerFlagErrors(t *testing.T) {
@@ -35,16 +37,12 @@ func TestServeBindPeer(t *testing.T) {
 		PeerRefused int        `json:"peer_refused"`
 	}
 	exe, _ := os.Executable()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "the bound process's exit in the status", func() bool {
 		if err := s.host.callInto("thread.status", map[string]string{"path": "/root/bound"}, &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.Exited != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return st.Exited != nil
+	})
 	if st.Peer == nil || st.Peer.PID <= 0 || st.Peer.Exe != exe || st.Exited == nil || len(st.Diagnostics) != 1 {
 		t.Fatalf("status after the bound process exited: %+v (peer %+v)", st, st.Peer)
 	}

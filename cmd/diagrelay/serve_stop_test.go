@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/diagrelay/diagrelay/internal/datadir"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
@@ -150,17 +151,14 @@ func TestServeSigtermRemovesDefaultSocket(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitSocket(t, socket)
-		deadline := time.Now().Add(exitTimeout)
-		for i == 0 { // once with the service surely accepting (the file comes at bind, before listen)
-			c, err := net.Dial("unix", socket)
-			if err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("dialling serve: %v", err)
-			}
-			time.Sleep(time.Millisecond)
+		if i == 0 { // once with the service surely accepting (the file comes at bind, before listen)
+			testutil.Eventually(t, exitTimeout, "serve accepting on "+socket, func() bool {
+				c, err := net.Dial("unix", socket)
+				if err == nil {
+					c.Close()
+				}
+				return err == nil
+			})
 		}
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/cli"
-	"github.com/diagrelay/diagrelay/internal/shellquote"
+	"github.com/diagrelay/diagrelay/internal/hostdial"
 	"github.com/diagrelay/diagrelay/internal/watch"
-	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 )
 
@@ -87,19 +84,7 @@ revoked. --json prints {"path","token","generation","socket"} instead.`,
 		if err != nil {
 			return err
 		}
-		// The child may run in another directory.
-		if abs, err := filepath.Abs(socket); err == nil {
-			socket = abs
-		}
-		if *asJSON {
-			return json.NewEncoder(s.Out).Encode(struct {
-				client.Runtime
-				Socket string `json:"socket"`
-			}{rt, socket})
-		}
-		_, err = fmt.Fprintf(s.Out, "export %s=%s %s=%s\n",
-			client.EnvSocket, shellquote.Quote(socket), client.EnvToken, shellquote.Quote(rt.Token))
-		return err
+		return hostdial.WriteRuntime(s.Out, socket, rt, *asJSON)
 	})
 }
 
@@ -134,10 +119,7 @@ it is printed. --json prints the status as the service gave it.`, relay.MaxStatu
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return json.NewEncoder(s.Out).Encode(st)
-		}
-		return watch.WriteStatus(s.Out, st)
+		return watch.WriteStatus(s.Out, st, *asJSON)
 	})
 }
 
@@ -153,12 +135,6 @@ func threadListCommand() *cli.Command {
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			if threads == nil {
-				threads = []client.ThreadInfo{}
-			}
-			return json.NewEncoder(s.Out).Encode(wire.Threads{Threads: threads})
-		}
-		return watch.WriteList(s.Out, threads)
+		return watch.WriteList(s.Out, threads, *asJSON)
 	})
 }

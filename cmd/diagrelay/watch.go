@@ -2,11 +2,8 @@ package main
 
 import (
 	"errors"
-	"io"
-	"os"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/term"
 
 	"github.com/diagrelay/diagrelay/internal/cli"
 	"github.com/diagrelay/diagrelay/internal/watch"
@@ -47,7 +44,7 @@ Every text shown is sanitized again before it reaches the terminal.`,
 			return h.dialError(socket, err)
 		}
 		defer wc.Close()
-		if *plain || *asJSON || !isTerminal(s.In, s.Out) {
+		if *plain || *asJSON || !watch.IsTerminal(s.In, s.Out) {
 			err = watch.Follow(wc, &watch.Printer{W: s.Out, JSON: *asJSON})
 		} else {
 			err = watch.Screen(wc, socket, s.In, s.Out)
@@ -67,10 +64,4 @@ func watchError(err error) error {
 		return &cli.ExitError{Code: 130}
 	}
 	return err
-}
-
-func isTerminal(stdin io.Reader, stdout io.Writer) bool {
-	in, ok1 := stdin.(*os.File)
-	out, ok2 := stdout.(*os.File)
-	return ok1 && ok2 && term.IsTerminal(in.Fd()) && term.IsTerminal(out.Fd())
 }

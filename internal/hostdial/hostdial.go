@@ -4,8 +4,10 @@
 package hostdial
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/diagrelay/diagrelay/client"
 	"github.com/diagrelay/diagrelay/internal/datadir"
 	"github.com/diagrelay/diagrelay/internal/serve"
+	"github.com/diagrelay/diagrelay/internal/shellquote"
 )
 
 // Resolve returns serve's socket (socket, or where serve puts it for the
@@ -82,4 +85,23 @@ func Explain(socket, data string, err error) error {
 func isCode(err error, code int) bool {
 	e, ok := errors.AsType[*client.Error](err)
 	return ok && e.Code == code
+}
+
+// WriteRuntime prints an opened runtime for its child process (diagrelay
+// thread open): the environment as one shell line to eval, or with asJSON
+// the runtime and the socket. The socket is made absolute: the child may
+// run in another directory.
+func WriteRuntime(w io.Writer, socket string, rt client.Runtime, asJSON bool) error {
+	if abs, err := filepath.Abs(socket); err == nil {
+		socket = abs
+	}
+	if asJSON {
+		return json.NewEncoder(w).Encode(struct {
+			client.Runtime
+			Socket string `json:"socket"`
+		}{rt, socket})
+	}
+	_, err := fmt.Fprintf(w, "export %s=%s %s=%s\n",
+		client.EnvSocket, shellquote.Quote(socket), client.EnvToken, shellquote.Quote(rt.Token))
+	return err
 }

@@ -64,6 +64,7 @@ type Server struct {
 // before stdio is served.
 func Start(t testing.TB, command Command, data, socket string, extra ...string) *Server {
 	t.Helper()
+	testutil.SkipSystem(t)
 	if data == "" || socket == "" {
 		d := testutil.ShortTempDir(t)
 		if data == "" {

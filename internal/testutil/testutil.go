@@ -50,3 +50,12 @@ func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(wait)
 	}
 }
+
+// SkipSystem skips a system test under go test -short: one that runs a
+// real diagrelay process, tmux or pi. The unit tests stay; CI runs both.
+func SkipSystem(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a system test (it runs real processes): run it without -short")
+	}
+}

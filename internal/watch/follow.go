@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
@@ -104,4 +106,12 @@ func Follow(c *Conn, pr *Printer) error {
 		}
 	}
 	return nil
+}
+
+// IsTerminal reports whether stdin and stdout are both a terminal, where
+// Screen can draw; elsewhere a caller prints lines (Follow).
+func IsTerminal(stdin io.Reader, stdout io.Writer) bool {
+	in, ok1 := stdin.(*os.File)
+	out, ok2 := stdout.(*os.File)
+	return ok1 && ok2 && term.IsTerminal(in.Fd()) && term.IsTerminal(out.Fd())
 }

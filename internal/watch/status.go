@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -19,11 +20,15 @@ func state(open bool) string {
 	return "closed"
 }
 
-// WriteStatus prints a thread.status result for a terminal (diagrelay
-// thread status): every text from the service is cleaned again, as the
-// live view's are, whatever the service did, and a source is framed as a
-// notification frames it (internal/frame).
-func WriteStatus(w io.Writer, st wire.Status) error {
+// WriteStatus prints a thread.status result (diagrelay thread status):
+// with asJSON as the service gave it, else for a terminal, where every
+// text from the service is cleaned again, as the live view's are, whatever
+// the service did, and a source is framed as a notification frames it
+// (internal/frame).
+func WriteStatus(w io.Writer, st wire.Status, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(st)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "thread\t%s\n", clean(st.Path))
 	fmt.Fprintf(tw, "runtime\t%s, generation %d\n", state(st.Open), st.Generation)
@@ -54,9 +59,15 @@ func WriteStatus(w io.Writer, st wire.Status) error {
 	return nil
 }
 
-// WriteList prints thread.list's threads, one line each (diagrelay thread
-// list).
-func WriteList(w io.Writer, threads []wire.ThreadInfo) error {
+// WriteList prints thread.list's threads (diagrelay thread list): with
+// asJSON as {"threads":[…]}, else one line each.
+func WriteList(w io.Writer, threads []wire.ThreadInfo, asJSON bool) error {
+	if asJSON {
+		if threads == nil {
+			threads = []wire.ThreadInfo{}
+		}
+		return json.NewEncoder(w).Encode(wire.Threads{Threads: threads})
+	}
 	if len(threads) == 0 {
 		_, err := fmt.Fprintln(w, "no threads yet: open one with 'diagrelay thread open PATH'")
 		return err

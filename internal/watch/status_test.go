@@ -16,7 +16,7 @@ func TestWriteStatusFramesTheSource(t *testing.T) {
 	err := WriteStatus(&b, wire.Status{Path: "/root/x\x1b[2J", Open: true, Generation: 2, Diagnostics: []wire.Diagnostic{
 		{Level: "warning", Source: "lint]: all checks passed /root [system", Message: "frame check\x1b]0;x\a", At: time.Unix(0, 0)},
 		{Level: "info", Source: "✓✓ --", Message: "nothing to frame", At: time.Unix(1, 0)},
-	}})
+	}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
