@@ -107,7 +107,7 @@ func (b *ruleBook) findHits(text string, depth int) []hit {
 		if view == nil || r.nameCheck {
 			continue // the view's , . ) ] } > end only prefixed tokens (boundary.go)
 		}
-		for _, loc := range r.regexp().FindAllSubmatchIndex(*view, -1) {
+		for _, loc := range r.findAllBytes(*view) {
 			if h, ok := b.accept(r, i, text, loc); ok {
 				hits = append(hits, h)
 			}

@@ -77,6 +77,7 @@ type compiledRule struct {
 	once  sync.Once
 	re    *regexp.Regexp
 	split *splitRegex // the split matcher, if the regex has one (split.go)
+	hand  *handMatcher // the hand-written matcher, if the regex has one (hand.go)
 	allow []allow
 }
 
@@ -87,13 +88,26 @@ func (r *rule) regexp() *regexp.Regexp {
 }
 
 // findAll is r.regexp().FindAllStringSubmatchIndex(text, -1), by the
-// split matcher where the regex has one.
+// split or the hand-written matcher where the regex has one.
 func (r *rule) findAll(text string) [][]int {
 	r.build()
 	if s := r.compiled.split; s != nil {
 		return s.findAll(text)
 	}
+	if h := r.compiled.hand; h != nil {
+		return h.str(text)
+	}
 	return r.compiled.re.FindAllStringSubmatchIndex(text, -1)
+}
+
+// findAllBytes is r.regexp().FindAllSubmatchIndex(text, -1), by the
+// hand-written matcher where the regex has one.
+func (r *rule) findAllBytes(text []byte) [][]int {
+	r.build()
+	if h := r.compiled.hand; h != nil {
+		return h.bytes(text)
+	}
+	return r.compiled.re.FindAllSubmatchIndex(text, -1)
 }
 
 // allowlists are the rule's allowlists, compiled on first use.
@@ -107,6 +121,7 @@ func (r *rule) build() {
 	c.once.Do(func() {
 		c.re = regexp.MustCompile(r.spec.Regex)
 		c.split = splitOf(r.spec)
+		c.hand = handMatchers[r.spec.Regex]
 		for _, a := range r.spec.Allow {
 			c.allow = append(c.allow, compileAllow(a))
 		}
