@@ -25,6 +25,7 @@ type textRuns struct {
 	longest int
 	n       int
 	over    bool
+	escape  bool // a token of at least k bytes holds a % or a \ (decode.go)
 	at      [maxRuns][2]int32
 	class   [maxRuns]uint8 // the AND of each run's bytes' runClass
 }
@@ -37,6 +38,7 @@ type textRuns struct {
 func scanRuns[T string | []byte](text T, k int, rs *textRuns) {
 	const lo7, add, hi = 0x7f7f7f7f7f7f7f7f, 0x5f5f5f5f5f5f5f5f, 0x8080808080808080
 	rs.longest = k - 1
+	rs.escape = false
 	n := len(text)
 	tok := 0 // the token's start
 	i := 0
@@ -95,6 +97,13 @@ func refineRuns[T string | []byte](text T, s, e, k int, rs *textRuns) {
 		for i < len(t) && runClass[t[i]] != 0 {
 			cls &= runClass[t[i]]
 			i++
+		}
+		// A byte that ends a run may start an escape: noted here, where
+		// the long tokens are read anyway, so that mayDecode need not scan
+		// a text for % and \ (its escapes span at least 12 > k bytes, so
+		// they lie in a token this reads).
+		if i < len(t) && (t[i] == '%' || t[i] == '\\') {
+			rs.escape = true
 		}
 		if i-start >= k {
 			rs.longest = max(rs.longest, i-start)

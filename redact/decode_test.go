@@ -78,3 +78,57 @@ func escapeAll(s, format string) string {
 	}
 	return b.String()
 }
+
+// mayDecodeBySpans is mayDecode as the spans encodedSpans gives read it:
+// mayDecode must answer the same without the callback, with the escapes
+// gated by the run scan.
+func mayDecodeBySpans(text string, rs *textRuns) bool {
+	found := false
+	encodedSpans(text, rs, func(start, end int, e encoding) bool {
+		switch e {
+		case encBase64, encHex:
+			found = spanStartsText(text[start:end], e)
+		default:
+			found = end-start >= minEscapeSpan
+		}
+		return !found
+	})
+	return found
+}
+
+// The run scan notes every escape mayDecode needs (its spans lie in
+// tokens the scan reads), and mayDecode answers as the spans do, on texts
+// of escapes, base64, hex and the run characters that split them.
+func TestRunScanSeesEscapes(t *testing.T) {
+	if k := book().runK; k > minEscapeSpan {
+		t.Fatalf("runK %d: the run scan skips tokens of %d bytes, where an escape span may lie", k, minEscapeSpan)
+	}
+	pieces := []string{"%", "%6", "%67", "%zz", "\\", "\\u0067", "\\x41", "\\u00", "Z2hw", "aGVs", "bG8g", "d29y", "/", "+", "-", "_",
+		".", "=", "==", "~", "0123456789abcdef", "DEADBEEF", "é", "\u212a", "\u017f", " ", "\t", "\"", "'", "x", "ghp_", "AKIA"}
+	rng := newRand(71)
+	seen := [2]int{}
+	for range 20000 {
+		var b strings.Builder
+		for n := rng.IntN(24); n > 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := b.String()
+		var rs textRuns
+		candidatesRuns(book(), text, &rs)
+		want := mayDecodeBySpans(text, &rs)
+		if got := mayDecode(text, &rs); got != want {
+			t.Fatalf("mayDecode(%q) = %v, the spans say %v", text, got, want)
+		}
+		if got := mayDecode([]byte(text), &rs); got != want {
+			t.Fatalf("mayDecode([]byte(%q)) = %v, the spans say %v", text, got, want)
+		}
+		if want {
+			seen[1]++
+		} else {
+			seen[0]++
+		}
+	}
+	if seen[0] < 1000 || seen[1] < 1000 {
+		t.Fatalf("texts that may decode / not: %v: the generator tests too little", seen)
+	}
+}

@@ -99,7 +99,9 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		var rs textRuns
 		candidatesRuns(book(), text, &rs)
-		mayDecode(text, &rs)
+		if got, want := mayDecode(text, &rs), mayDecodeBySpans(text, &rs); got != want {
+			t.Fatalf("mayDecode(%q) = %v, the spans say %v", text, got, want)
+		}
 		mayFold(text)
 		encodedSpans(text, &rs, func(start, end int, e encoding) bool {
 			if start < 0 || end > len(text) || start >= end {

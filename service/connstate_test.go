@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
 	"testing"
@@ -66,11 +67,7 @@ func TestConnStates(t *testing.T) {
 	}
 	await := func(what string, c *conn, st connState) {
 		t.Helper()
-		for end := time.Now().Add(5 * time.Second); c.State() != st; time.Sleep(time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatalf("%s: state %d after 5 s, want %d", what, c.State(), st)
-			}
-		}
+		testutil.Eventually(t, 5*time.Second, fmt.Sprintf("%s: state %d", what, st), func() bool { return c.State() == st })
 	}
 
 	host, hc := dial()
