@@ -127,12 +127,7 @@ func TestMemoryReturnsAfterAConnectChurn(t *testing.T) {
 			}
 			c.Close()
 		}
-		for end := time.Now().Add(10 * time.Second); s.mem.accepted.Load() < want; {
-			if time.Now().After(end) {
-				t.Fatalf("accepted %d of %d connections in 10 s", s.mem.accepted.Load(), want)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%d connections accepted", want), func() bool { return s.mem.accepted.Load() >= want })
 	}
 	churn(memChurnAccepts + 4)
 	churn(memQuietAccepts + 1) // still arriving when the return is due
