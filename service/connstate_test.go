@@ -45,17 +45,15 @@ func TestConnStates(t *testing.T) {
 		}
 		t.Cleanup(func() { nc.Close() })
 		var found *conn
-		testutil.Within(t, 5*time.Second, func() {
-			for found == nil {
-				s.mu.Lock()
-				for c := range s.conns {
-					if !known[c] {
-						found, known[c] = c, true
-					}
+		testutil.Eventually(t, 5*time.Second, "the new connection served", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for c := range s.conns {
+				if !known[c] {
+					found, known[c] = c, true
 				}
-				s.mu.Unlock()
-				time.Sleep(time.Millisecond)
 			}
+			return found != nil
 		})
 		return rpc.New(nc, nc, nc, rpc.Options{}), found
 	}
