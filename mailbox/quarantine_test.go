@@ -153,9 +153,8 @@ func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
 	go func() {
 		results <- s.commits.do(s, func(*bolt.Tx) error { <-hold; return nil })
 	}()
-	for !leading(s) { // set in the same critical section that takes the batch
-		time.Sleep(time.Millisecond)
-	}
+	// leading is set in the same critical section that takes the batch.
+	testutil.Eventually(t, 5*time.Second, "the holding commit leading", func() bool { return leading(s) })
 	postErr := make(chan error, 1)
 	go func() { postErr <- s.Post(msg("/root", "/root/x", "overwritten", 1)) }()
 	waitQueued(t, s, 1)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // TestPaintedInTmux paints Clean's outputs in a real terminal, tmux (3.3a
@@ -152,20 +154,15 @@ func paint(t *testing.T, texts []string) []string {
 			t.Fatalf("respawn-pane: %v: %s", err, out)
 		}
 		var lines []string
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			out, err := tmux("capture-pane", "-p", "-t", "w")
-			if err != nil {
+		var out string
+		testutil.EventuallyShow(t, 10*time.Second, func() bool {
+			var err error
+			if out, err = tmux("capture-pane", "-p", "-t", "w"); err != nil {
 				t.Fatalf("capture-pane: %v: %s", err, out)
 			}
 			lines = strings.Split(out, "\n")
-			if len(lines) > len(chunk) && strings.HasSuffix(strings.TrimRight(lines[len(chunk)-1], " "), "#") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("tmux never showed the rows:\n%s", out)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return len(lines) > len(chunk) && strings.HasSuffix(strings.TrimRight(lines[len(chunk)-1], " "), "#")
+		}, func() string { return "tmux never showed the rows:\n" + out })
 		for i := range chunk {
 			all = append(all, strings.TrimRight(lines[i], " "))
 		}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"path/filepath"
 	"testing"
@@ -44,17 +45,15 @@ func TestConnStates(t *testing.T) {
 		}
 		t.Cleanup(func() { nc.Close() })
 		var found *conn
-		testutil.Within(t, 5*time.Second, func() {
-			for found == nil {
-				s.mu.Lock()
-				for c := range s.conns {
-					if !known[c] {
-						found, known[c] = c, true
-					}
+		testutil.Eventually(t, 5*time.Second, "the new connection served", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for c := range s.conns {
+				if !known[c] {
+					found, known[c] = c, true
 				}
-				s.mu.Unlock()
-				time.Sleep(time.Millisecond)
 			}
+			return found != nil
 		})
 		return rpc.New(nc, nc, nc, rpc.Options{}), found
 	}
@@ -66,11 +65,7 @@ func TestConnStates(t *testing.T) {
 	}
 	await := func(what string, c *conn, st connState) {
 		t.Helper()
-		for end := time.Now().Add(5 * time.Second); c.State() != st; time.Sleep(time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatalf("%s: state %d after 5 s, want %d", what, c.State(), st)
-			}
-		}
+		testutil.Eventually(t, 5*time.Second, fmt.Sprintf("%s: state %d", what, st), func() bool { return c.State() == st })
 	}
 
 	host, hc := dial()

@@ -22,3 +22,20 @@ func (s *Server) MaxUnsentNow() int {
 	}
 	return most
 }
+
+// DrainingConns is how many connections have read their input to the end
+// (or were told to stop) and only write out what is queued: for tests that
+// wait until a half-closed peer's frames are all read, instead of sleeping.
+func DrainingConns(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for c := range s.conns {
+		select {
+		case <-c.stop:
+			n++
+		default:
+		}
+	}
+	return n
+}

@@ -196,7 +196,8 @@ func TestTotalUnsentBudgetDisconnectsTheOldestNonReader(t *testing.T) {
 	if _, err := first.Write(bytes.Repeat(frame, 4000)); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The others start once first's replies wait: it stopped reading first.
+	testutil.Eventually(t, 5*time.Second, "the first's replies waiting unsent", func() bool { return e.srv.MaxUnsentNow() > 0 })
 	var rest []net.Conn
 	for i := range 3 {
 		rest = append(rest, start(fmt.Sprintf("/root/later%d", i)))
@@ -236,7 +237,8 @@ func TestHalfClosedConnectionHoldsItsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.(*net.UnixConn).CloseWrite()
-	time.Sleep(500 * time.Millisecond) // its frames are read; its replies wait
+	// Its frames are read to the end; its replies wait.
+	testutil.Eventually(t, 5*time.Second, "the half-closed peer's frames read to the end", func() bool { return service.DrainingConns(e.srv) == 1 })
 	wantError(t, e.dial("").call("session.hello", map[string]any{"token": token}), wire.CodeTooManyConns, "too many connections")
 	c.Close() // the peer goes: the server's write fails, the slot is free
 	testutil.Eventually(t, 5*time.Second, "the slot free after the peer left", func() bool {
@@ -267,14 +269,10 @@ func TestDepartedPeersFramesAreDropped(t *testing.T) {
 	}
 	// Paced at its share, each would take many seconds to read what it
 	// left; dropped, they are gone at once.
-	deadline := time.Now().Add(2 * time.Second)
-	for service.ConnCount(e.srv) > base {
-		if time.Now().After(deadline) {
-			pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
-			t.Fatalf("%d connections of departed peers still served after 2 s: %+v", service.ConnCount(e.srv)-base, e.srv.Stats())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.EventuallyShow(t, 2*time.Second, func() bool { return service.ConnCount(e.srv) <= base }, func() string {
+		pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		return fmt.Sprintf("%d connections of departed peers still served after 2 s: %+v", service.ConnCount(e.srv)-base, e.srv.Stats())
+	})
 }
 
 // A new child gets through a connect churn: two dialers connect and close
@@ -302,7 +300,7 @@ func TestNewChildGetsThroughAConnectChurn(t *testing.T) {
 		}()
 	}
 	defer func() { close(stop); wg.Wait() }()
-	time.Sleep(200 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, "the churn under way", func() bool { return churned.Load() >= 100 })
 	var worst time.Duration
 	for i := range 10 {
 		tok := e.open(fmt.Sprintf("/root/new%d", i))

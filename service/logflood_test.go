@@ -1,39 +1,24 @@
 package service_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/serve"
+	"github.com/diagrelay/diagrelay/internal/servetest"
 	"github.com/diagrelay/diagrelay/internal/simclock"
 	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/service"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
 
 // A crowd of connections cannot flood the log, which may be the parent's
 // terminal: 300 evictions from the pending set give at most 10 lines, and
 // the next line says how many were suppressed.
 func TestConnectionFloodDoesNotFloodTheLog(t *testing.T) {
 	clock := simclock.New(time.Unix(1000, 0))
-	var out lockedBuffer
+	var out servetest.SyncBuffer
 	store := newStore(t)
 	log := slog.New(serve.NewLimitHandler(slog.NewTextHandler(&out, nil), 10, clock.Now))
 	e := startConfig(t, service.Config{Mailbox: store, MaxPending: 2, HelloTimeout: time.Minute, Logger: log}, store)

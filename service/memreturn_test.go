@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/internal/simclock"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
 
@@ -68,12 +69,7 @@ func burst(t *testing.T, s *Server, sock string, n int) {
 
 func waitConns(t *testing.T, s *Server, ok func(int) bool) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); !ok(ConnCount(s)); {
-		if time.Now().After(end) {
-			t.Fatalf("still %d connections after 10 s", ConnCount(s))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the connections gone", func() bool { return ok(ConnCount(s)) })
 }
 
 // When memory is given back: a second after a flood of connections has
@@ -131,12 +127,7 @@ func TestMemoryReturnsAfterAConnectChurn(t *testing.T) {
 			}
 			c.Close()
 		}
-		for end := time.Now().Add(10 * time.Second); s.mem.accepted.Load() < want; {
-			if time.Now().After(end) {
-				t.Fatalf("accepted %d of %d connections in 10 s", s.mem.accepted.Load(), want)
-			}
-			time.Sleep(time.Millisecond)
-		}
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%d connections accepted", want), func() bool { return s.mem.accepted.Load() >= want })
 	}
 	churn(memChurnAccepts + 4)
 	churn(memQuietAccepts + 1) // still arriving when the return is due
@@ -237,12 +228,7 @@ func fillUnsent(t *testing.T, s *Server, sock string, peers int) []net.Conn {
 
 func waitDrained(t *testing.T, s *Server) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); s.budget.total() > 0; {
-		if time.Now().After(end) {
-			t.Fatalf("%d bytes still counted unsent after the peers left", s.budget.total())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "no bytes counted unsent after the peers left", func() bool { return s.budget.total() == 0 })
 }
 
 // Fewer connections than memFloodConns, but over memFloodUnsent of

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/relay"
 	"github.com/diagrelay/diagrelay/service"
@@ -27,13 +28,11 @@ func TestSpawnedThreadClosesWithoutPidfd(t *testing.T) {
 
 	child.closer.Close() // the token's last connection
 	var s relay.Status
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testutil.Eventually(t, 10*time.Second, "/root/a closed with its last connection", func() bool {
 		e.host.mustCallInto(wire.MethodThreadStatus, wire.PathParams{Path: "/root/a"}, &s)
-		if !s.Open || time.Now().After(deadline) {
-			break
-		}
-	}
-	if s.Open || len(s.Diagnostics) != 1 {
+		return !s.Open
+	})
+	if len(s.Diagnostics) != 1 {
 		t.Fatalf("/root/a after its last connection closed: %+v", s)
 	}
 	opener.mustCallInto(wire.MethodSpawnOpen, wire.SpawnOpenParams{Token: st.Token, Path: "/root/b"}, &res)

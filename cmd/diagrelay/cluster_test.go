@@ -61,22 +61,19 @@ func startEdgeArgs(t testing.TB, command servetest.Command, data, sock string, f
 	}
 	go func() { cmd.Wait(); close(e.done) }()
 	t.Cleanup(func() { e.kill() })
-	deadline := time.Now().Add(servetest.StartTimeout)
-	for {
-		if c, err := net.Dial("unix", sock); err == nil {
-			c.Close()
-			return e
-		}
+	testutil.EventuallyShow(t, servetest.StartTimeout, func() bool {
 		select {
 		case <-e.done:
 			t.Fatalf("edge exited: %s", e.stderr.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("edge not listening within %v: %s", servetest.StartTimeout, e.stderr.String())
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	}, func() string { return "edge not listening: " + e.stderr.String() })
+	return e
 }
 
 func (e *edgeProc) kill() {

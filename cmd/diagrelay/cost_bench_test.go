@@ -216,7 +216,8 @@ func costData(b *testing.B, kind string) string {
 	return filepath.Join(d, "data")
 }
 
-// BenchmarkServeCost is §8.7's first two goals: the service's CPU per
+// BenchmarkServeCost is the first two goals of docs/performance.md, "The
+// cost of a report": the service's CPU per
 // admitted durable report with 64 children (each runtime's open and hello
 // included), and 512 children against 64 in alternating phases of 12,800
 // reports each on one serve (which comes first alternating too), with
@@ -257,7 +258,8 @@ func BenchmarkServeCost(b *testing.B) {
 	}
 }
 
-// BenchmarkServeOneChild is §8.7's third goal: one child in a closed loop
+// BenchmarkServeOneChild is the third goal of docs/performance.md, "The
+// cost of a report": one child in a closed loop
 // (open, hello, 5 reports, each waiting for its reply), its admitted
 // reports/s as a ratio to the disk's fsyncs/s measured on the same file
 // system in the same run, before and after the load (their mean).
@@ -283,7 +285,8 @@ func BenchmarkServeOneChild(b *testing.B) {
 	b.ReportMetric(load.cpuPerReport(), "cpu-µs/report")
 }
 
-// BenchmarkServeLatency8 is §8.7's fourth goal: 8 children in closed
+// BenchmarkServeLatency8 is the fourth goal of docs/performance.md, "The
+// cost of a report": 8 children in closed
 // loops, the p99 of a report's round trip against the p99 of the disk's
 // own two flushes in a row (testutil.CommitPairs, the floor under a
 // bbolt commit), measured in the same run on the same file system.
@@ -308,7 +311,8 @@ func BenchmarkServeLatency8(b *testing.B) {
 	b.ReportMetric(float64(load.reports), "reports")
 }
 
-// BenchmarkServeScaleRSS is §8.7's sixth goal: the RSS of serve holding
+// BenchmarkServeScaleRSS is the sixth goal of docs/performance.md, "The
+// cost of a report": the RSS of serve holding
 // 10,000 open threads (100 parents), each with its child connected: said
 // hello and sent one admitted report.
 //

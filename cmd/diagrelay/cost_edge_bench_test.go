@@ -22,7 +22,8 @@ import (
 	"github.com/diagrelay/diagrelay/internal/servetest"
 )
 
-// BenchmarkServeEdge is §8.7's fifth goal: an edge (the real binary as
+// BenchmarkServeEdge is the fifth goal of docs/performance.md, "The cost of
+// a report": an edge (the real binary as
 // `serve --join`, beside a home, `serve --cluster`) publishing its 8
 // children's admitted reports, each child waiting for each reply (so for
 // its PubAck), against 8 raw nats.go publishers that each publish a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/client"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // TestServeNewChildrenUnderChurn: while peers connect to a real serve and
@@ -53,7 +54,7 @@ func TestServeNewChildrenUnderChurn(t *testing.T) {
 		}()
 	}
 	defer func() { close(stop); wg.Wait() }()
-	time.Sleep(300 * time.Millisecond) // the churn under way
+	testutil.Eventually(t, 5*time.Second, "the churn under way", func() bool { return churned.Load()+refused.Load() >= 100 })
 	var slowest time.Duration
 	failed := 0
 	for i, tok := range tokens {

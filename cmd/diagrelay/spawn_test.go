@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 )
 
@@ -119,14 +120,13 @@ func runSpawned(t *testing.T, mode, parent, name, message string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("the spawned helper: %v", err)
 	}
-	for deadline := time.Now().Add(replyTimeout); ; time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(out); err == nil {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the spawned helper wrote nothing")
-		}
-	}
+	var b []byte
+	testutil.Eventually(t, replyTimeout, "the spawned helper's output", func() bool {
+		var err error
+		b, err = os.ReadFile(out)
+		return err == nil
+	})
+	return string(b)
 }
 
 // spawnStatus is what these tests read of thread.status.
@@ -159,15 +159,13 @@ func TestServeSpawnToken(t *testing.T) {
 		t.Fatalf("/root's mailbox: %+v", page)
 	}
 	var st spawnStatus
-	for deadline := time.Now().Add(replyTimeout); ; time.Sleep(10 * time.Millisecond) {
+	testutil.Eventually(t, replyTimeout, "/root/kid closed after its process exited", func() bool {
 		if err := s.host.callInto(wire.MethodThreadStatus, wire.PathParams{Path: "/root/kid"}, &st); err != nil {
 			t.Fatal(err)
 		}
-		if !st.Open || time.Now().After(deadline) {
-			break
-		}
-	}
-	if st.Open || st.Exited == nil || st.Peer == nil || st.Peer.PID <= 0 || len(st.Diagnostics) != 1 {
+		return !st.Open
+	})
+	if st.Exited == nil || st.Peer == nil || st.Peer.PID <= 0 || len(st.Diagnostics) != 1 {
 		t.Fatalf("/root/kid after its process exited: %+v", st)
 	}
 	// --max-nested 1: the exit made room for the next child.

@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // tmuxPane runs one command in a detached tmux session of a fixed size on
@@ -36,17 +37,12 @@ func (p *tmuxPane) capture(flags ...string) string {
 // waitFor polls the pane until it shows want.
 func (p *tmuxPane) waitFor(want string) string {
 	p.t.Helper()
-	deadline := time.Now().Add(replyTimeout)
-	for {
-		s := p.capture()
-		if strings.Contains(s, want) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("pane never showed %q; it shows:\n%s", want, s)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var s string
+	testutil.EventuallyShow(p.t, replyTimeout, func() bool {
+		s = p.capture()
+		return strings.Contains(s, want)
+	}, func() string { return fmt.Sprintf("pane never showed %q; it shows:\n%s", want, s) })
+	return s
 }
 
 // The hostile report: it tries to set the title, clear the screen, move
@@ -90,18 +86,14 @@ func startWatch(t *testing.T, s *server, cols, lines int, stay bool) (*tmuxPane,
 // says what should have made it exit.
 func (p *tmuxPane) waitExit(codeFile, after string) {
 	p.t.Helper()
-	deadline := time.Now().Add(exitTimeout)
-	for {
-		if b, err := os.ReadFile(codeFile); err == nil && len(b) > 0 {
-			if code := strings.TrimSpace(string(b)); code != "0" {
-				p.t.Fatalf("watch exited %s after %s", code, after)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("watch did not exit after %s:\n%s", after, p.capture())
-		}
-		time.Sleep(50 * time.Millisecond)
+	var code string
+	testutil.EventuallyShow(p.t, exitTimeout, func() bool {
+		b, err := os.ReadFile(codeFile)
+		code = strings.TrimSpace(string(b))
+		return err == nil && len(b) > 0
+	}, func() string { return fmt.Sprintf("watch did not exit after %s:\n%s", after, p.capture()) })
+	if code != "0" {
+		p.t.Fatalf("watch exited %s after %s", code, after)
 	}
 }
 
@@ -189,19 +181,13 @@ func TestWatchInTmux(t *testing.T) {
 	if out, err := p.tmux("resize-window", "-t", "w", "-x", "70", "-y", "20"); err != nil {
 		t.Fatalf("resize-window: %v: %s", err, out)
 	}
-	deadline := time.Now().Add(replyTimeout)
-	for {
-		small := strings.Split(strings.TrimSuffix(p.capture(), "\n"), "\n")
+	var small []string
+	testutil.EventuallyShow(t, replyTimeout, func() bool {
+		small = strings.Split(strings.TrimSuffix(p.capture(), "\n"), "\n")
 		last := []rune(small[len(small)-1])
-		if len(small) == 20 && len(last) == 70 && strings.Contains(string(last), "↑↓/jk") &&
-			strings.HasPrefix(small[0], " diagrelay watch") && strings.HasSuffix(small[1], "╮") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not redrawn at 70x20:\n%s", strings.Join(small, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(small) == 20 && len(last) == 70 && strings.Contains(string(last), "↑↓/jk") &&
+			strings.HasPrefix(small[0], " diagrelay watch") && strings.HasSuffix(small[1], "╮")
+	}, func() string { return "not redrawn at 70x20:\n" + strings.Join(small, "\n") })
 
 	if out, err := p.tmux("send-keys", "-t", "w", "q"); err != nil {
 		t.Fatalf("send-keys: %v: %s", err, out)

@@ -42,10 +42,17 @@ func Within(t testing.TB, d time.Duration, f func()) {
 // soon true costs no fixed sleep, and a slow machine only waits longer.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	EventuallyShow(t, d, cond, func() string { return what })
+}
+
+// EventuallyShow is Eventually whose message is made when it fails, so it
+// can show what cond saw last (a screen, a count), not only what it wanted.
+func EventuallyShow(t testing.TB, d time.Duration, cond func() bool, what func() string) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for wait := 100 * time.Microsecond; !cond(); wait = min(2*wait, 10*time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
+			t.Fatalf("not within %v: %s", d, what())
 		}
 		time.Sleep(wait)
 	}

@@ -1,8 +1,8 @@
 // Command flood attacks a real `diagrelay serve` over its socket, one
 // flood style at a time, and measures what a well-behaved child and the
 // host feel, side by side with an idle baseline taken in the same run on
-// the same serve. It is the harness behind docs/performance.md, "The
-// service under attack"; from the repository root:
+// the same serve. It is the harness behind docs/hostile-connections.md, "Floods
+// of every kind"; from the repository root:
 //
 //	go build -o /tmp/diagrelay ./cmd/diagrelay
 //	go run ./testdata/flood -bin /tmp/diagrelay            # every style

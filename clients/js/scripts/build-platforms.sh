@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the per-platform npm packages that carry the diagrelay binary
-# (SPEC §11.4): clients/js/npm/<platform>/{package.json,bin/diagrelay,LICENSE},
+# (docs/pi.md, "The binary"): clients/js/npm/<platform>/{package.json,bin/diagrelay,LICENSE},
 # each named as the main package's optionalDependency for that platform,
 # with os and cpu set, at the version `diagrelay version` prints (which
 # must equal clients/js/package.json's). The one place that sets
@@ -10,7 +10,7 @@
 #   clients/js/scripts/build-platforms.sh             # all of them
 #
 # Windows is not built: `diagrelay serve` and its children speak over a Unix
-# socket with the peer's kernel credentials (SPEC §8.5), see docs/pi.md.
+# socket with the peer's kernel credentials (docs/protocol.md, "Bound tokens").
 set -euo pipefail
 [ -f go.mod ] && [ -d clients/js ] || { echo "build-platforms.sh: run from the repository root" >&2; exit 2; }
 
