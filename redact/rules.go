@@ -76,7 +76,7 @@ type rule struct {
 type compiledRule struct {
 	once  sync.Once
 	re    *regexp.Regexp
-	split *splitRegex // the split matcher, if the regex has one (split.go)
+	split *splitRegex  // the split matcher, if the regex has one (split.go)
 	hand  *handMatcher // the hand-written matcher, if the regex has one (hand.go)
 	allow []allow
 }
