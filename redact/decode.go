@@ -92,6 +92,13 @@ func encodedSpans[T string | []byte](text T, rs *textRuns, f func(start, end int
 			}
 		}
 	}
+	escapeSpans(text, f)
+}
+
+// escapeSpans calls f with each span around a %XX or \u/\x escape, in
+// order of the escape byte ('%' first), until f returns false; it reports
+// whether f never did.
+func escapeSpans[T string | []byte](text T, f func(start, end int, e encoding) bool) bool {
 	for _, e := range [...]struct {
 		c   byte
 		enc encoding
@@ -114,11 +121,12 @@ func encodedSpans[T string | []byte](text T, rs *textRuns, f func(start, end int
 				end++
 			}
 			if !f(start, end, e.enc) {
-				return
+				return false
 			}
 			at = end
 		}
 	}
+	return true
 }
 
 // b64class is each byte's class: isB64 for a base64 character, isHex
@@ -347,34 +355,9 @@ func mayDecode[T string | []byte](text T, rs *textRuns) bool {
 	if !rs.escape {
 		return false
 	}
-	for _, e := range [...]struct {
-		c   byte
-		enc encoding
-	}{{'%', encPercent}, {'\\', encEscape}} {
-		for at := 0; at < len(text); {
-			k := indexByte(text[at:], e.c)
-			if k < 0 {
-				break
-			}
-			k += at
-			if !escapeAt(text, k, e.enc) {
-				at = k + 1
-				continue
-			}
-			start, end := k, k
-			for start > 0 && !spanStop(text[start-1]) {
-				start--
-			}
-			for end < len(text) && !spanStop(text[end]) {
-				end++
-			}
-			if end-start >= minEscapeSpan {
-				return true
-			}
-			at = end
-		}
-	}
-	return false
+	return !escapeSpans(text, func(start, end int, _ encoding) bool {
+		return end-start < minEscapeSpan
+	})
 }
 
 // minEscapeSpan is the shortest span of escapes mayDecode takes: a
