@@ -292,7 +292,7 @@ func (c *conn) loop() error {
 		if slot {
 			c.s.sched.acquire()
 		}
-		reply := c.handle(frame)
+		reply := c.s.handlers.run(c, frame)
 		if slot {
 			c.s.sched.release()
 		}

@@ -124,15 +124,16 @@ type Stats struct {
 // It is safe for concurrent use; each connection is served by one goroutine
 // that handles its requests in order.
 type Server struct {
-	cfg    Config
-	mgr    *relay.Manager
-	tokens *tokenTable
-	log    *slog.Logger
-	sched  *scheduler
-	budget *unsentBudget // MaxUnsentTotal, see budget.go
-	events *eventHub     // events.subscribe, see events.go
-	peers  *peerTable    // bound tokens' processes, see bind.go
-	mem    memReturn     // memory back after a flood, see memreturn.go
+	cfg      Config
+	mgr      *relay.Manager
+	tokens   *tokenTable
+	log      *slog.Logger
+	sched    *scheduler
+	handlers handlers      // run the connections' frames (handlers.go)
+	budget   *unsentBudget // MaxUnsentTotal, see budget.go
+	events   *eventHub     // events.subscribe, see events.go
+	peers    *peerTable    // bound tokens' processes, see bind.go
+	mem      memReturn     // memory back after a flood, see memreturn.go
 
 	// openMu makes runtime.open (Open, then bind its token) and
 	// runtime.close (revoke, then Close) atomic with respect to each other,
@@ -308,6 +309,7 @@ func (s *Server) end() {
 // its replies gets until ctx's deadline (or 5 s) before its writes fail.
 func (s *Server) Shutdown(ctx context.Context) error {
 	defer s.mgr.Close()
+	defer s.handlers.close()
 	defer s.peers.closeAll()
 	defer s.tokens.closeSpawns()
 	grace := time.Now().Add(5 * time.Second)

@@ -1,0 +1,96 @@
+package service
+
+import "sync"
+
+// Why a frame is handled on a goroutine other than its connection's
+// (docs/performance.md, "The cost of a report"): a connection's loop
+// goroutine spends nearly all its life parked in a read, and with 10,000
+// children connected their stacks are most of the service's memory. A
+// goroutine's stack starts at 2 KiB and grows when a call goes deeper; the
+// runtime shrinks it again only while it is parked at less than a quarter
+// of its size, counting the 800 bytes it keeps free, which a parked read
+// never is. So a loop that handled its own frames (the relay, the gate,
+// the mailbox's commit: several KiB deep) kept 4 KiB or more for as long
+// as its peer stayed connected. The loop reads a frame and hands it to a
+// handler, whose deep stack serves one connection after another, and
+// stays at 2 KiB.
+
+// maxIdleHandlers is how many handlers wait for a frame once the frames in
+// flight have fallen: enough for the frames that wait for one commit
+// together, at 4-16 KiB of stack each (at most about 4 MiB); beyond it a
+// handler ends.
+const maxIdleHandlers = 256
+
+// handlers are the goroutines that run frames for the connections' loops.
+type handlers struct {
+	mu     sync.Mutex
+	idle   []*handler
+	closed bool // Shutdown: no handler waits any more
+}
+
+// handler is one goroutine handling one frame at a time, given by run.
+type handler struct {
+	work chan handlerJob
+	done chan []byte
+}
+
+type handlerJob struct {
+	c     *conn
+	frame []byte
+}
+
+// run handles frame for c on a handler and returns its encoded reply (nil
+// for a notification), as c.handle does. Only c's loop calls it, and it
+// returns once the handler is done with frame, which the loop then reuses.
+func (h *handlers) run(c *conn, frame []byte) []byte {
+	w := h.get()
+	w.work <- handlerJob{c: c, frame: frame}
+	reply := <-w.done
+	h.put(w)
+	return reply
+}
+
+func (h *handlers) get() *handler {
+	h.mu.Lock()
+	if n := len(h.idle); n > 0 {
+		w := h.idle[n-1]
+		h.idle[n-1] = nil
+		h.idle = h.idle[:n-1]
+		h.mu.Unlock()
+		return w
+	}
+	h.mu.Unlock()
+	w := &handler{work: make(chan handlerJob), done: make(chan []byte)}
+	go w.serve()
+	return w
+}
+
+// put makes w idle, or ends it when enough are idle or the server is
+// shut down.
+func (h *handlers) put(w *handler) {
+	h.mu.Lock()
+	if !h.closed && len(h.idle) < maxIdleHandlers {
+		h.idle = append(h.idle, w)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	close(w.work)
+}
+
+// close ends the idle handlers, and every other one as it comes back.
+func (h *handlers) close() {
+	h.mu.Lock()
+	idle := h.idle
+	h.idle, h.closed = nil, true
+	h.mu.Unlock()
+	for _, w := range idle {
+		close(w.work)
+	}
+}
+
+func (w *handler) serve() {
+	for j := range w.work {
+		w.done <- j.c.handle(j.frame)
+	}
+}
