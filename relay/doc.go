@@ -2,9 +2,10 @@
 // session.
 //
 // A host makes one Manager, then for each child session calls Open with the
-// child's thread path. The returned Runtime has a bus of its own on which
-// the manager already answers the diagnostic probe and listens for
-// reports, so the child's extensions may load onto it at once; the host
+// child's thread path. The returned Runtime has a bus of its own
+// (Runtime.Bus, made at its first call) on which the manager already
+// answers the diagnostic probe and listens for reports, so the child's
+// extensions may load onto it at once; the host
 // calls Close after the child's shutdown hooks have run. Attribution comes
 // only from which runtime's bus carried a report: nothing in a payload can
 // name another thread.
@@ -75,10 +76,10 @@
 // status entries. The Manager starts no goroutine per runtime.
 //
 // Lock order: Manager.mu, then one thread's mu (never two threads' at
-// once), then the runtime's bus's own lock (package bus), taken while a
-// generation starts. Config.Now is called under a thread's mu, so it must
-// not call the Manager. The host-wide limit's lock is a leaf: nothing is
-// taken under it. No lock of the relay is held while the Mailbox, the
+// once), then the runtime's bus's own lock (package bus), taken while
+// Runtime.Bus makes the bus. Config.Now is called under a thread's mu, so
+// it must not call the Manager. The host-wide limit's lock is a leaf:
+// nothing is taken under it. No lock of the relay is held while the Mailbox, the
 // Notifier, the Observer, Config.AfterFunc, Config.OnSinkError or
 // Config.OnPanic run, nor while a bus is closed, so any of them may call
 // the Manager.

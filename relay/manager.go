@@ -220,7 +220,7 @@ func (m *Manager) Open(path, parent, owner string) (*Runtime, error) {
 	m.mu.Unlock()
 
 	if old != nil {
-		old.b.Close()
+		old.closeBus()
 	}
 	return r, nil
 }

@@ -77,12 +77,16 @@ type Runtime struct {
 	m         *Manager
 	t         *thread
 	gen       uint64
-	b         *bus.Bus
 	recipient string // parent ?? owner as of this generation's start
 
-	// Guarded by t.mu. The gate is made on the first report, so an idle
-	// runtime costs little.
+	// Guarded by t.mu. The gate is made on the first report, and the bus
+	// at the first Bus call, so an idle runtime costs little, and one
+	// whose child reports over a socket (the service's) never has a bus:
+	// with 10,000 threads open their buses and subscriptions were a
+	// sixth of serve's memory (docs/performance.md, "The cost of a
+	// report").
 	gate   *diag.Gate
+	b      *bus.Bus
 	closed bool
 }
 
@@ -94,18 +98,45 @@ func (m *Manager) startLocked(t *thread) *Runtime {
 		old.retireLocked()
 	}
 	t.gen++
-	r := &Runtime{m: m, t: t, gen: t.gen, b: bus.New(), recipient: threadpath.Recipient(t.parent, t.owner)}
-	path := t.path
-	r.b.SetPanicHook(func(topic string, v any) {
+	r := &Runtime{m: m, t: t, gen: t.gen, recipient: threadpath.Recipient(t.parent, t.owner)}
+	t.live = r
+	return r
+}
+
+// busLocked returns the runtime's bus, making it on the first call with
+// the diagnostic probe's responder and the report listener on it, closed
+// already if the runtime is. Called with t.mu held: no handler runs here.
+func (r *Runtime) busLocked() *bus.Bus {
+	if r.b != nil {
+		return r.b
+	}
+	m, path := r.m, r.t.path
+	b := bus.New()
+	b.SetPanicHook(func(topic string, v any) {
 		m.panics.Add(1)
 		if m.onPanic != nil {
 			m.onPanic(path, topic, v) // the bus recovers a panic here too
 		}
 	})
-	busprobe.Answer(r.b, capability.DiagnosticProbeTopic)
-	r.b.On(diag.Topic, func(p any) { r.Report(p) })
-	t.live = r
-	return r
+	busprobe.Answer(b, capability.DiagnosticProbeTopic)
+	b.On(diag.Topic, func(p any) { r.Report(p) })
+	if r.closed {
+		b.Close()
+	}
+	r.b = b
+	return b
+}
+
+// closeBus closes the runtime's bus, if it has one, after retireLocked:
+// a bus made later is made closed. Called without t.mu, as Bus.Close
+// must be.
+func (r *Runtime) closeBus() {
+	r.t.mu.Lock()
+	b := r.b
+	r.t.mu.Unlock()
+	if b != nil {
+		b.Close()
+	}
 }
 
 // retireLocked closes r for reports and folds its gate's drops into the
@@ -120,8 +151,14 @@ func (r *Runtime) retireLocked() {
 	}
 }
 
-// Bus returns the runtime's own bus, for the child's extensions.
-func (r *Runtime) Bus() *bus.Bus { return r.b }
+// Bus returns the runtime's own bus, for the child's extensions: the
+// same bus at every call, with the diagnostic probe's responder and the
+// report listener on it, closed once the runtime is.
+func (r *Runtime) Bus() *bus.Bus {
+	r.t.mu.Lock()
+	defer r.t.mu.Unlock()
+	return r.busLocked()
+}
 
 // Path returns the child's thread path.
 func (r *Runtime) Path() string { return r.t.path }
@@ -201,7 +238,7 @@ func (r *Runtime) Reopen() (*Runtime, error) {
 	next := m.startLocked(t)
 	t.mu.Unlock()
 	m.mu.Unlock()
-	r.b.Close()
+	r.closeBus()
 	return next, nil
 }
 
@@ -216,5 +253,5 @@ func (r *Runtime) Close() {
 		t.live = nil
 	}
 	t.mu.Unlock()
-	r.b.Close()
+	r.closeBus()
 }
