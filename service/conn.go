@@ -28,10 +28,11 @@ import (
 //	stateHost ⇄ stateChild                  (the loop: another hello)
 //	stateChild → stateRevoked               (the revoking goroutine)
 //
-// The three ending states may follow any of those; each is a channel,
-// closed once, so that waiters select on it: stateGone (conn.gone),
-// stateDraining (conn.stop) and stateClosed (conn.written). A connection
-// ends Draining then Closed; Gone may come before, in between or never.
+// The three ending states may follow any of those; each is an event
+// (event.go), given once, whose channel waiters select on: stateGone
+// (conn.gone), stateDraining (conn.stop) and stateClosed (conn.written).
+// A connection ends Draining then Closed; Gone may come before, in
+// between or never.
 type connState int32
 
 const (
@@ -111,20 +112,24 @@ type conn struct {
 	unsent      int           // bytes in queue or being written; guarded by qmu
 	budgeted    int           // of unsent, bytes counted in Server.budget; guarded by its mu
 	budgetAt    *list.Element // in Server.budget.queued while budgeted > 0; guarded by its mu
-	room        chan struct{} // (1) the writer took the queue
-	stop        chan struct{} // stateDraining: closed by finish
-	stopOnce    sync.Once
-	gone        chan struct{} // stateGone: closed by kill
-	goneOnce    sync.Once
-	unpause     chan struct{} // closed by revoke: a paced connection stops waiting
-	pause       time.Duration // wait this long before the next frame; loop goroutine only
-	written     chan struct{} // stateClosed: closed when the writer has ended
+	// room (1): the writer took the queue. Only the stdio host waits
+	// for room (send), so only its connection has the channel; the
+	// writer's send to a nil one does nothing.
+	room     chan struct{}
+	stop     event // stateDraining: given by finish
+	stopOnce sync.Once
+	gone     event // stateGone: given by kill
+	goneOnce sync.Once
+	unpause  event         // given by revoke: a paced connection stops waiting
+	pause    time.Duration // wait this long before the next frame; loop goroutine only
+	written  event         // stateClosed: given when the writer has ended
 }
 
 func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
-	c := &conn{s: s, nc: nc, fixedHost: host,
-		out: nc, room: make(chan struct{}, 1), stop: make(chan struct{}),
-		gone: make(chan struct{}), unpause: make(chan struct{}), written: make(chan struct{})}
+	c := &conn{s: s, nc: nc, fixedHost: host, out: nc}
+	if nc == nil {
+		c.room = make(chan struct{}, 1)
+	}
 	var ready func() error
 	if nc != nil {
 		if c.waitInput = peercred.WaitReadable(nc); c.waitInput != nil {
@@ -145,11 +150,11 @@ func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 // conn.state.
 func (c *conn) State() connState {
 	switch {
-	case isClosed(c.written):
+	case c.written.isSet():
 		return stateClosed
-	case isClosed(c.stop):
+	case c.stop.isSet():
 		return stateDraining
-	case isClosed(c.gone):
+	case c.gone.isSet():
 		return stateGone
 	}
 	return c.auth()
@@ -199,7 +204,7 @@ func (s *Server) serve(c *conn) error {
 			// A peer that stopped reading gets a few seconds, not forever.
 			c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		}
-		<-c.written
+		<-c.written.done()
 		if c.nc != nil {
 			c.nc.Close()
 		}
@@ -213,7 +218,7 @@ func (s *Server) serve(c *conn) error {
 // kill disconnects the peer now: its blocked reads and writes fail.
 func (c *conn) kill() {
 	c.goneOnce.Do(func() {
-		close(c.gone)
+		c.gone.fire()
 		if c.nc != nil {
 			c.nc.Close()
 		}
@@ -227,7 +232,7 @@ func (c *conn) revoke() {
 		return
 	}
 	c.s.stats.revokedClosed.Add(1)
-	close(c.unpause)
+	c.unpause.fire()
 	if c.nc != nil {
 		c.nc.SetReadDeadline(time.Now())
 	}
@@ -249,7 +254,7 @@ func (c *conn) unbind() {
 func (c *conn) finish() {
 	c.stopOnce.Do(func() {
 		c.qmu.Lock()
-		close(c.stop)
+		c.stop.fire()
 		start := c.startWriterLocked()
 		c.qmu.Unlock()
 		if start {
@@ -325,16 +330,16 @@ func (c *conn) wait(d time.Duration) {
 	stop := c.s.cfg.AfterFunc(d, func() { close(done) })
 	select {
 	case <-done:
-	case <-c.unpause:
+	case <-c.unpause.done():
 		stop()
-	case <-c.gone:
+	case <-c.gone.done():
 		stop()
 	case <-c.s.closing:
 		stop()
 	}
 }
 
-func (c *conn) isGone() bool { return isClosed(c.gone) }
+func (c *conn) isGone() bool { return c.gone.isSet() }
 
 func (c *conn) isShutting() bool {
 	c.s.mu.Lock()

@@ -97,8 +97,8 @@ func TestConnStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	await("a revoked child", cc, stateClosed)
-	if cc.auth() != stateRevoked || !isClosed(cc.stop) || cc.isGone() {
-		t.Fatalf("a revoked child ended with auth %d, draining %v, gone %v", cc.auth(), isClosed(cc.stop), cc.isGone())
+	if cc.auth() != stateRevoked || !cc.stop.isSet() || cc.isGone() {
+		t.Fatalf("a revoked child ended with auth %d, draining %v, gone %v", cc.auth(), cc.stop.isSet(), cc.isGone())
 	}
 	cc.authenticate(stateHost)
 	if cc.auth() != stateRevoked {

@@ -216,9 +216,9 @@ func (s *subscriber) awaitRoom(b []byte) bool {
 	for !s.c.pushWithin(b, s.c.s.cfg.MaxUnsent/2, true) {
 		select {
 		case <-time.After(time.Millisecond):
-		case <-s.c.stop:
+		case <-s.c.stop.done():
 			return false
-		case <-s.c.gone:
+		case <-s.c.gone.done():
 			return false
 		case <-s.c.s.closing:
 			return false
@@ -235,9 +235,9 @@ func (s *subscriber) run(h *eventHub) {
 	for {
 		select {
 		case <-s.wake:
-		case <-s.c.stop:
+		case <-s.c.stop.done():
 			return
-		case <-s.c.gone:
+		case <-s.c.gone.done():
 			return
 		}
 		for {

@@ -31,10 +31,8 @@ func DrainingConns(s *Server) int {
 	defer s.mu.Unlock()
 	n := 0
 	for c := range s.conns {
-		select {
-		case <-c.stop:
+		if c.stop.isSet() {
 			n++
-		default:
 		}
 	}
 	return n

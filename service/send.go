@@ -30,11 +30,11 @@ func (c *conn) writer() {
 				c.queue = spare // the next reply's room, not an allocation
 			}
 			c.writing = false
-			ended := isClosed(c.stop)
+			ended := c.stop.isSet()
 			c.ended = ended
 			c.qmu.Unlock()
 			if ended {
-				close(c.written)
+				c.written.fire()
 			}
 			return
 		}
@@ -172,9 +172,9 @@ func (c *conn) send(b []byte) {
 		case <-c.room:
 		case <-c.s.closing:
 			return
-		case <-c.stop:
+		case <-c.stop.done():
 			return
-		case <-c.gone:
+		case <-c.gone.done():
 			return
 		}
 	}
@@ -193,9 +193,9 @@ func (c *conn) notify(method string, params any) error {
 		return err
 	}
 	select {
-	case <-c.stop:
+	case <-c.stop.done():
 		return nil // the connection is ending
-	case <-c.gone:
+	case <-c.gone.done():
 		return nil
 	default:
 	}

@@ -347,7 +347,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	for _, c := range conns {
 		select {
-		case <-c.written:
+		case <-c.written.done():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
