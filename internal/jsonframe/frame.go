@@ -18,7 +18,8 @@ var ErrTooLarge = errors.New("frame over 64 KiB")
 // MaxFrame bytes without ever holding more than that in memory.
 //
 // Its read buffer is borrowed from readPool only while it holds bytes not
-// yet framed: a connection that waits for its peer holds none (with 10,000
+// yet framed, or the frame Next returned last (until the next call): a
+// connection that waits for its peer holds none (with 10,000
 // children connected that was 40 MB of 4 KiB buffers, and each new
 // connection's buffer was a tenth of the service's garbage). To wait
 // without a buffer it needs ready, which blocks until the input has bytes
@@ -48,10 +49,23 @@ func NewReader(src io.Reader, ready func() error) *Reader {
 // The slice is valid until the following call. At the end of input a final
 // unterminated frame is returned, then io.EOF.
 func (f *Reader) Next() ([]byte, error) {
+	if f.r == f.w {
+		f.Release() // the last frame was returned from it, and is done with
+	}
 	if cap(f.buf) > 4*readBuffer {
 		f.buf = nil // a large frame's buffer is not kept for the next
 	}
 	f.buf = f.buf[:0]
+	if f.r < f.w {
+		// A whole line in the read buffer is returned from it, not
+		// copied: a connection keeps no frame buffer of its own unless a
+		// line spans reads.
+		if i := bytes.IndexByte(f.rbuf[f.r:f.w], '\n'); i >= 0 {
+			line := f.rbuf[f.r : f.r+i+1]
+			f.r += i + 1
+			return trimEOL(line), nil
+		}
+	}
 	tooLarge := false
 	for {
 		if f.r == f.w {
@@ -80,9 +94,6 @@ func (f *Reader) Next() ([]byte, error) {
 				f.buf = append(f.buf, chunk...)
 			}
 		}
-		if f.r == f.w {
-			f.Release()
-		}
 		if i >= 0 {
 			break
 		}
@@ -100,6 +111,7 @@ func (f *Reader) Next() ([]byte, error) {
 // fill reads into the empty buffer, borrowed for it, until it holds
 // bytes or the input fails; the error is kept for next.
 func (f *Reader) fill() {
+	f.Release() // empty: not held while waiting
 	if f.ready != nil {
 		if err := f.ready(); err != nil {
 			f.err = err
