@@ -56,16 +56,6 @@ func (f *Reader) Next() ([]byte, error) {
 		f.buf = nil // a large frame's buffer is not kept for the next
 	}
 	f.buf = f.buf[:0]
-	if f.r < f.w {
-		// A whole line in the read buffer is returned from it, not
-		// copied: a connection keeps no frame buffer of its own unless a
-		// line spans reads.
-		if i := bytes.IndexByte(f.rbuf[f.r:f.w], '\n'); i >= 0 {
-			line := f.rbuf[f.r : f.r+i+1]
-			f.r += i + 1
-			return trimEOL(line), nil
-		}
-	}
 	tooLarge := false
 	for {
 		if f.r == f.w {
@@ -86,6 +76,12 @@ func (f *Reader) Next() ([]byte, error) {
 			chunk = chunk[:i+1]
 		}
 		f.r += len(chunk)
+		if i >= 0 && len(f.buf) == 0 && !tooLarge {
+			// A whole line in the read buffer is returned from it, not
+			// copied: a connection keeps no frame buffer of its own
+			// unless a line spans reads.
+			return trimEOL(chunk), nil
+		}
 		if !tooLarge {
 			if len(f.buf)+len(chunk) > MaxFrame+2 { // +2: room for "\r\n"
 				tooLarge = true

@@ -93,6 +93,9 @@ func TestFrameReaderWaitsWithoutBuffer(t *testing.T) {
 		if got, err := fr.Next(); err != nil || string(got) != w {
 			t.Fatalf("got %q %v, want %q", got, err, w)
 		}
+		if w != "three" && fr.buf != nil {
+			t.Fatalf("%q, a whole line in one read, was copied into a frame buffer", w)
+		}
 	}
 	if _, err := fr.Next(); err != io.EOF {
 		t.Fatal(err)
