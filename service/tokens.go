@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +29,11 @@ type binding struct {
 	path    string
 	token   string
 	revoked atomic.Bool
-	conns   map[*conn]struct{} // live connections holding the token; guarded by tokenTable.mu
+	// conns are the live connections holding the token, at most
+	// Config.MaxConnsPerChild; guarded by tokenTable.mu. A slice, grown as
+	// they come: most children hold one connection, and a map made for
+	// the four allowed was 180 bytes a thread.
+	conns []*conn
 	// pace spaces out the reports of a child whose reports the gate is
 	// dropping (see conn.paceDropped); shared by its connections.
 	pace *rate.Limiter
@@ -223,10 +228,9 @@ func (t *tokenTable) attach(b *binding, c *conn, max int) bool {
 	if b.revoked.Load() || len(b.conns) >= max || b.exitedLocked() {
 		return false
 	}
-	if b.conns == nil {
-		b.conns = make(map[*conn]struct{}, max)
+	if !slices.Contains(b.conns, c) {
+		b.conns = append(b.conns, c)
 	}
-	b.conns[c] = struct{}{}
 	return true
 }
 
@@ -235,8 +239,14 @@ func (t *tokenTable) attach(b *binding, c *conn, max int) bool {
 func (t *tokenTable) detach(b *binding, c *conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, held := b.conns[c]
-	delete(b.conns, c)
+	i := slices.Index(b.conns, c)
+	held := i >= 0
+	if held {
+		last := len(b.conns) - 1
+		b.conns[i] = b.conns[last]
+		b.conns[last] = nil
+		b.conns = b.conns[:last]
+	}
 	return held && len(b.conns) == 0 && !b.revoked.Load()
 }
 
@@ -262,11 +272,7 @@ func (t *tokenTable) markExited(b *binding) []*conn {
 		return nil
 	}
 	bp.exited = true
-	conns := make([]*conn, 0, len(b.conns))
-	for c := range b.conns {
-		conns = append(conns, c)
-	}
-	return conns
+	return append(make([]*conn, 0, len(b.conns)), b.conns...) // not nil: marked now
 }
 
 // revokeLocked marks b revoked and ends every connection holding it after
@@ -286,7 +292,7 @@ func (t *tokenTable) revokeLocked(b *binding) {
 		delete(b.openedBy.opened, b)
 		b.openedBy = nil
 	}
-	for c := range b.conns {
+	for _, c := range b.conns {
 		c.revoke() // does not block: sets a flag and a read deadline
 	}
 	tomb := &binding{path: b.path, token: b.token}
