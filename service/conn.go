@@ -98,7 +98,8 @@ type conn struct {
 	mu        sync.Mutex
 	stopHello func() bool
 
-	// ownCost is what a pending peer is charged to (cost.go).
+	// ownCost is what a pending peer is charged to (cost.go); nil once
+	// a child's hello bound it to a token. Loop goroutine only.
 	ownCost *costBucket
 
 	qmu     sync.Mutex

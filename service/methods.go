@@ -153,6 +153,9 @@ func (c *conn) hello(raw []byte) (any, *wire.Error) {
 		c.unbind()
 		c.child = b
 	}
+	// Charged to the token's share from here on (conn.bucket): the
+	// pending peer's bucket is not kept for the connection's life.
+	c.ownCost = nil
 	c.authenticate(stateChild)
 	c.s.authenticated(c)
 	return wire.ChildHello{Role: wire.RoleChild, Path: b.path, Generation: b.gen}, nil
