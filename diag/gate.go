@@ -140,8 +140,18 @@ func (g *Gate) Admit(r Report, now time.Time) Verdict {
 		return g.drop(DropRate)
 	}
 	g.recent[slot] = g.latest
-	if g.texts == nil {
-		g.texts = make([]gateText, 0, MaxPerWindow)
+	if len(g.texts) == cap(g.texts) {
+		// Room for one, then a window's, then a generation's: most
+		// runtimes deliver a report or two, and a Gate is kept per open
+		// thread.
+		next := MaxPerGeneration
+		switch {
+		case cap(g.texts) == 0:
+			next = 1
+		case cap(g.texts) < MaxPerWindow:
+			next = MaxPerWindow
+		}
+		g.texts = append(make([]gateText, 0, next), g.texts...)
 	}
 	g.texts = append(g.texts, gateText{r.Message, r.Source})
 	g.key[g.n] = key
