@@ -1,20 +1,18 @@
 package mailbox
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // crashEnv names the file the helper process posts to; when it is unset
@@ -88,39 +86,23 @@ func crashDurability(t *testing.T, nRecipients int) {
 		t.Skip("runs a subprocess")
 	}
 	path := filepath.Join(t.TempDir(), "mailbox.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashRecipientsEnv+"="+strconv.Itoa(nRecipients))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill() // if the test fails before the timer does it
+	p := testutil.StartSubprocess(t, "TestCrashHelperProcess", crashEnv+"="+path, crashRecipientsEnv+"="+strconv.Itoa(nRecipients))
 	// Kill after the first acknowledged posts plus a while, mid-stream.
 	acked := map[string]string{} // text -> recipient
-	sc := bufio.NewScanner(stdout)
 	var timer *time.Timer
-	for sc.Scan() {
-		recipient, text, ok := strings.Cut(sc.Text(), " ")
+	for p.Stdout.Scan() {
+		recipient, text, ok := strings.Cut(p.Stdout.Text(), " ")
 		if !ok {
-			t.Fatalf("helper printed %q", sc.Text())
+			t.Fatalf("helper printed %q", p.Stdout.Text())
 		}
 		acked[text] = recipient
 		if timer == nil {
-			timer = time.AfterFunc(500*time.Millisecond, func() { cmd.Process.Kill() })
+			timer = time.AfterFunc(500*time.Millisecond, p.Kill)
 		}
 	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("helper ended with %v, not by SIGKILL; stderr:\n%s", err, stderr.String())
-	}
+	p.WaitKilled(t)
 	if len(acked) < 10 {
-		t.Fatalf("only %d posts acknowledged before the kill; stderr:\n%s", len(acked), stderr.String())
+		t.Fatalf("only %d posts acknowledged before the kill; stderr:\n%s", len(acked), p.Stderr())
 	}
 
 	s, err := Open(path, WithLockTimeout(0))
