@@ -2,9 +2,9 @@ package mailbox
 
 import (
 	"bytes"
-	"os"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
