@@ -37,6 +37,12 @@ func newPending() pendingState {
 // written is of the next epoch. Absent: 0.
 var logMarkKey = []byte("logmark")
 
+// checkpointing, if not nil, is called in each checkpoint: with "written"
+// when its transaction is written but not committed, with "committed"
+// when it is committed but the log not yet begun again. The crash tests'
+// cue to kill.
+var checkpointing func(stage string)
+
 // apply makes what a write logged visible: its record pending and
 // indexed, its acks removed. Only the leader (and Open's replay) calls it,
 // after the frames are flushed and read back.
@@ -138,6 +144,9 @@ func (s *Store) checkpoint(fns []func(*bolt.Tx) error) (fnErrs []error, err erro
 		// A function may have given ids (the tests' do): never give
 		// them again.
 		s.lastID = max(s.lastID, meta.Sequence())
+		if checkpointing != nil {
+			checkpointing("written")
+		}
 		return nil
 	}
 	fnErrs = make([]error, len(fns))
@@ -151,6 +160,9 @@ func (s *Store) checkpoint(fns []func(*bolt.Tx) error) (fnErrs []error, err erro
 			fnErrs[i] = err
 		}
 		return fnErrs, err
+	}
+	if checkpointing != nil {
+		checkpointing("committed")
 	}
 	s.pendMu.Lock()
 	s.pend = newPending()
