@@ -94,7 +94,7 @@ func appendString(dst []byte, s string) []byte {
 // validFrame reports whether f can be written: the bounds decodeFrame
 // holds every frame to.
 func validFrame(f *frame) bool {
-	if f.recipient == "" || len(f.recipient) > MaxRecipientBytes {
+	if f.seq == 0 || f.batch == 0 || f.batch > f.seq || f.recipient == "" || len(f.recipient) > MaxRecipientBytes {
 		return false
 	}
 	switch f.kind {
@@ -134,9 +134,6 @@ func decodeFrame(b []byte) (f frame, n int, err error) {
 	n = frameOver + int(size)
 	if sum := crc32.Checksum(b[:n-crcSize], castagnoli()); sum != binary.BigEndian.Uint32(b[n-crcSize:]) {
 		return frame{}, 0, fmt.Errorf("%w: checksum mismatch", errFrame)
-	}
-	if f.seq == 0 || f.batch == 0 || f.batch > f.seq {
-		return frame{}, 0, fmt.Errorf("%w: sequence %d of a commit from %d", errFrame, f.seq, f.batch)
 	}
 	p := payloadReader{b: b[frameHeader : n-crcSize]}
 	switch f.kind {
