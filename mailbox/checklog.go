@@ -1,8 +1,8 @@
 package mailbox
 
 import (
-	"encoding/binary"
 	"fmt"
+	"os"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -11,9 +11,9 @@ import (
 // the commits since the last checkpoint, which the next Open writes into
 // the file.
 type LogReport struct {
-	Path string
-	// Missing is true when there is no log: a mailbox never opened by a
-	// Store that logs, or one whose log was removed.
+	Paths [2]string
+	// Missing is true when neither of the log's files is there: a mailbox
+	// never opened by a Store that logs, or one whose log was removed.
 	Missing bool
 	// Posts and Acks count the frames past the file's checkpoint mark.
 	Posts, Acks int
@@ -36,30 +36,30 @@ type logKeyOf struct {
 // scanLogFor reads the log of the file in tx for Check: what it holds past
 // the checkpoint mark, and which entries its acks remove.
 func (r *Report) scanLogFor(tx *bolt.Tx) (posts []frame, acked map[logKeyOf]bool) {
-	lr := &LogReport{Path: LogPath(r.Path)}
+	lr := &LogReport{Paths: LogPaths(r.Path)}
 	r.Log = lr
-	b, err := readLog(lr.Path)
-	switch {
-	case err != nil:
-		r.Problems = append(r.Problems, fmt.Sprintf("the log %s could not be read: %v", lr.Path, err))
-		return nil, nil
-	case b == nil:
-		lr.Missing = true
-		return nil, nil
-	}
-	var mark uint64
-	if meta := tx.Bucket(metaBucket); meta != nil {
-		if v := meta.Get(logMarkKey); len(v) == 8 {
-			mark = binary.BigEndian.Uint64(v)
-		} else if v != nil {
-			r.Problems = append(r.Problems, fmt.Sprintf("the log mark is %d bytes, not 8", len(v)))
+	lr.Missing = true
+	for _, p := range lr.Paths {
+		if _, err := os.Stat(p); err == nil {
+			lr.Missing = false
 		}
 	}
-	sc := scanLog(b, mark+1)
+	if lr.Missing {
+		return nil, nil
+	}
+	mark, err := readMark(tx)
+	if err != nil {
+		r.problem(err)
+	}
+	sc, err := scanEpochs(lr.Paths, mark)
+	if err != nil {
+		r.Problems = append(r.Problems, fmt.Sprintf("the log could not be read: %v", err))
+		return nil, nil
+	}
 	lr.TornTail = sc.torn
 	if sc.damaged != nil {
 		lr.Damaged = sc.damaged.Error()
-		r.Problems = append(r.Problems, fmt.Sprintf("the log %s is damaged: %v", lr.Path, sc.damaged))
+		r.Problems = append(r.Problems, fmt.Sprintf("the log is damaged: %v", sc.damaged))
 	}
 	acked = map[logKeyOf]bool{}
 	for _, f := range sc.frames {

@@ -9,10 +9,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// What the log holds that the bbolt file does not yet (docs/mailbox.md,
-// "One flush a commit"): kept in memory from the commit that logged it to
-// the checkpoint that writes it into the file, so that reads need not
-// parse the log. Bounded by checkpointAt (plus one batch).
+// What one epoch of the log holds that the bbolt file does not yet
+// (docs/mailbox.md, "One flush a commit"): kept in memory from the commit
+// that logged it to the checkpoint that writes it into the file, so that
+// reads need not parse the log. Bounded by checkpointAt (see
+// maybeCheckpoint).
 type pendingState struct {
 	// recs are the logged records not acknowledged since, by id.
 	recs map[uint64]pendingRec
@@ -39,8 +40,8 @@ var logMarkKey = []byte("logmark")
 
 // checkpointing, if not nil, is called in each checkpoint: with "written"
 // when its transaction is written but not committed, with "committed"
-// when it is committed but the log not yet begun again. The crash tests'
-// cue to kill.
+// when it is committed but what it wrote not yet dropped from memory. The
+// crash tests' cue to kill.
 var checkpointing func(stage string)
 
 // apply makes what a write logged visible: its record pending and
@@ -79,6 +80,9 @@ func (s *Store) apply(w *write) {
 func (s *Store) onceStored(id string) bool {
 	s.pendMu.RLock()
 	_, ok := s.pend.onces[id]
+	if !ok && s.frozen != nil {
+		_, ok = s.frozen.onces[id]
+	}
 	s.pendMu.RUnlock()
 	if ok {
 		return true
@@ -93,67 +97,155 @@ func (s *Store) onceStored(id string) bool {
 	return found
 }
 
-// checkpoint writes what is pending into the bbolt file in one ordinary
-// (synced) transaction, with the log's epoch as the mark, then starts the
-// log's next epoch: from then on replay ignores every frame written so
-// far. fns run in the same transaction; if it fails, the checkpoint is
-// done again without them and then each in a transaction of its own, so
-// that one failing function fails alone: fnErrs are their results. Only
-// the leader, or Open or Close alone, calls it.
-func (s *Store) checkpoint(fns []func(*bolt.Tx) error) (fnErrs []error, err error) {
-	l := s.log
-	write := func(tx *bolt.Tx, fns []func(*bolt.Tx) error) error {
-		meta := tx.Bucket(metaBucket)
-		log := tx.Bucket(logBucket)
-		log.FillPercent = logFillPercent
-		for _, id := range slices.Sorted(maps.Keys(s.pend.recs)) { // in id order: appends
-			p := s.pend.recs[id]
+// writeCheckpoint writes states, oldest first, into the file: their
+// records, then their acks' deletions, then their once ids; raises the
+// id sequence to lastID; and sets the mark to epoch.
+func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64) error {
+	meta := tx.Bucket(metaBucket)
+	log := tx.Bucket(logBucket)
+	log.FillPercent = logFillPercent
+	for _, st := range states {
+		for _, id := range slices.Sorted(maps.Keys(st.recs)) { // in id order: appends
+			p := st.recs[id]
 			if err := log.Put(logKey(id, p.recipient), p.rec); err != nil {
 				return err
 			}
 		}
-		for _, k := range s.pend.acks {
+		for _, k := range st.acks {
 			if err := log.Delete(k); err != nil {
 				return err
 			}
 		}
-		if len(s.pend.onces) > 0 {
+		if len(st.onces) > 0 {
 			once, err := tx.CreateBucketIfNotExists(onceBucket)
 			if err != nil {
 				return err
 			}
-			for id, seq := range s.pend.onces {
+			for id, seq := range st.onces {
 				if err := once.Put([]byte(id), binary.BigEndian.AppendUint64(nil, seq)); err != nil {
 					return err
 				}
 			}
 		}
-		if s.lastID > meta.Sequence() {
-			if err := meta.SetSequence(s.lastID); err != nil {
-				return err
-			}
-		}
-		if err := meta.Put(logMarkKey, binary.BigEndian.AppendUint64(nil, l.epoch)); err != nil {
+	}
+	if lastID > meta.Sequence() {
+		if err := meta.SetSequence(lastID); err != nil {
 			return err
 		}
-		for _, fn := range fns {
-			if err := fn(tx); err != nil {
+	}
+	if err := meta.Put(logMarkKey, binary.BigEndian.AppendUint64(nil, epoch)); err != nil {
+		return err
+	}
+	if checkpointing != nil {
+		checkpointing("written")
+	}
+	return nil
+}
+
+// maybeCheckpoint runs after each commit in the leader. Past checkpointAt
+// of log it freezes the epoch's pending state, starts the log's next
+// epoch in the other file, and checkpoints the frozen one in the
+// background, so that commits go on meanwhile. If that checkpoint has not
+// ended when the new epoch passes twice checkpointAt, the leader waits for
+// it (the bound on the memory and log the Store holds); if it failed, the
+// leader checkpoints everything itself.
+func (s *Store) maybeCheckpoint() {
+	if s.log.tail < checkpointAt {
+		return
+	}
+	if s.bg != nil {
+		select {
+		case <-s.bg:
+		default:
+			if s.log.tail < 2*checkpointAt {
+				return
+			}
+			<-s.bg
+		}
+		s.bg = nil
+	}
+	if s.frozen != nil { // the background checkpoint failed
+		s.checkpointNow(nil)
+		return
+	}
+	s.pendMu.Lock()
+	frozen := s.pend
+	s.frozen, s.pend = &frozen, newPending()
+	s.pendMu.Unlock()
+	epoch, lastID := s.epoch, s.lastID
+	s.nextEpoch()
+	done := make(chan struct{})
+	s.bg = done
+	go func() {
+		defer close(done)
+		err := s.update(func(tx *bolt.Tx) error {
+			return writeCheckpoint(tx, []*pendingState{&frozen}, lastID, epoch)
+		})
+		if err != nil {
+			return // s.frozen stays, for the leader's checkpointNow
+		}
+		if checkpointing != nil {
+			checkpointing("committed")
+		}
+		s.pendMu.Lock()
+		s.frozen = nil
+		s.pendMu.Unlock()
+		s.nCheckpoints.Add(1)
+	}()
+}
+
+// waitBackground waits for the background checkpoint, if one runs.
+func (s *Store) waitBackground() {
+	if s.bg != nil {
+		<-s.bg
+		s.bg = nil
+	}
+}
+
+// nextEpoch starts the log's next epoch, in the other file, from its
+// start. That file's frames are of an epoch that a checkpoint has written
+// into the file (two epochs back), so replay ignores them.
+func (s *Store) nextEpoch() {
+	s.epoch++
+	s.log = s.logs[s.epoch%2]
+	s.log.seq, s.log.tail, s.log.broken = 0, 0, false
+}
+
+// checkpointNow writes everything pending (the frozen epoch, if its
+// background checkpoint failed, and the live one) into the file in one
+// ordinary (synced) transaction, with the live epoch as the mark, then
+// starts the next epoch: from then on replay ignores every frame written
+// so far. fns run in the same transaction; if it fails, the checkpoint is
+// done again without them and then each in a transaction of its own, so
+// that one failing function fails alone: fnErrs are their results. Only
+// the leader, or Open or Close alone, calls it.
+func (s *Store) checkpointNow(fns []func(*bolt.Tx) error) (fnErrs []error, err error) {
+	s.waitBackground()
+	states := []*pendingState{&s.pend}
+	if s.frozen != nil {
+		states = []*pendingState{s.frozen, &s.pend}
+	}
+	write := func(fns []func(*bolt.Tx) error) error {
+		return s.update(func(tx *bolt.Tx) error {
+			if err := writeCheckpoint(tx, states, s.lastID, s.epoch); err != nil {
 				return err
 			}
-		}
-		// A function may have given ids (the tests' do): never give
-		// them again.
-		s.lastID = max(s.lastID, meta.Sequence())
-		if checkpointing != nil {
-			checkpointing("written")
-		}
-		return nil
+			for _, fn := range fns {
+				if err := fn(tx); err != nil {
+					return err
+				}
+			}
+			// A function may have given ids (the tests' do): never give
+			// them again.
+			s.lastID = max(s.lastID, tx.Bucket(metaBucket).Sequence())
+			return nil
+		})
 	}
 	fnErrs = make([]error, len(fns))
-	err = s.update(func(tx *bolt.Tx) error { return write(tx, fns) })
+	err = write(fns)
 	alone := err != nil && len(fns) > 0
 	if alone {
-		err = s.update(func(tx *bolt.Tx) error { return write(tx, nil) })
+		err = write(nil)
 	}
 	if err != nil {
 		for i := range fnErrs {
@@ -165,10 +257,9 @@ func (s *Store) checkpoint(fns []func(*bolt.Tx) error) (fnErrs []error, err erro
 		checkpointing("committed")
 	}
 	s.pendMu.Lock()
-	s.pend = newPending()
+	s.frozen, s.pend = nil, newPending()
 	s.pendMu.Unlock()
-	l.epoch++
-	l.seq, l.tail, l.broken = 0, 0, false
+	s.nextEpoch()
 	s.nCheckpoints.Add(1)
 	if alone {
 		for i, fn := range fns {
@@ -178,40 +269,35 @@ func (s *Store) checkpoint(fns []func(*bolt.Tx) error) (fnErrs []error, err erro
 	return fnErrs, nil
 }
 
-// replayLog opens the log beside the file, brings back into memory what
-// it holds past the file's mark, and checkpoints it, so that the Store
-// starts with an empty log of a new epoch. A log whose flushed frames are
-// damaged (a frame of a later commit follows one that fails its checks)
-// is refused: replaying only what comes before the damage would lose
-// acknowledged messages without a word.
+// replayLog opens the log's two files beside the file, brings back into
+// memory what they hold past the file's mark (the mark's next epoch, then
+// the one after it), and checkpoints it, so that the Store starts with an
+// empty log of a new epoch. A log whose flushed frames are damaged is
+// refused (see scanEpochs): replaying only what comes before the damage
+// would lose acknowledged messages without a word.
 func (s *Store) replayLog() error {
 	var mark, seq uint64
-	err := s.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(metaBucket)
-		seq = meta.Sequence()
-		if v := meta.Get(logMarkKey); len(v) == 8 {
-			mark = binary.BigEndian.Uint64(v)
-		} else if v != nil {
-			return fmt.Errorf("%w: the log mark is %d bytes, not 8", ErrCorrupt, len(v))
-		}
-		return nil
+	err := s.view(func(tx *bolt.Tx) (err error) {
+		seq = tx.Bucket(metaBucket).Sequence()
+		mark, err = readMark(tx)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	path := LogPath(s.path)
-	if s.log, err = openLog(path); err != nil {
+	paths := LogPaths(s.path)
+	for i, p := range paths {
+		if s.logs[i], err = openLog(p); err != nil {
+			return err
+		}
+	}
+	s.lastID = seq
+	sc, err := scanEpochs(paths, mark)
+	if err != nil {
 		return err
 	}
-	s.log.epoch = mark + 1
-	s.lastID = seq
-	b, err := readLog(path)
-	if err != nil {
-		return fmt.Errorf("mailbox: log %s: %w", path, err)
-	}
-	sc := scanLog(b, s.log.epoch)
 	if sc.damaged != nil {
-		return fmt.Errorf("%w: log %s: %v", ErrCorrupt, path, sc.damaged)
+		return fmt.Errorf("%w: %v", ErrCorrupt, sc.damaged)
 	}
 	for _, f := range sc.frames {
 		w := &write{kind: f.kind, recipient: f.recipient, once: f.once, onceSeq: f.onceSeq, id: f.id, rec: f.rec}
@@ -222,7 +308,24 @@ func (s *Store) replayLog() error {
 		s.lastID = max(s.lastID, f.id)
 	}
 	s.nAcked.Store(0) // replayed acks are not this Store's work
-	_, err = s.checkpoint(nil)
+	s.epoch = mark + 2
+	s.log = s.logs[s.epoch%2]
+	_, err = s.checkpointNow(nil)
 	s.nCheckpoints.Store(0)
 	return err
+}
+
+// readMark reads the file's log mark (0 if it has none).
+func readMark(tx *bolt.Tx) (uint64, error) {
+	meta := tx.Bucket(metaBucket)
+	if meta == nil {
+		return 0, nil
+	}
+	switch v := meta.Get(logMarkKey); {
+	case len(v) == 8:
+		return binary.BigEndian.Uint64(v), nil
+	case v != nil:
+		return 0, fmt.Errorf("%w: the log mark is %d bytes, not 8", ErrCorrupt, len(v))
+	}
+	return 0, nil
 }

@@ -16,7 +16,8 @@ import (
 // leader: it takes the queue (at most maxBatchOps), writes the batch's
 // frames to the log in one write, flushes them with one fdatasync, reads
 // them back, and (past checkpointAt, or when a write asks) checkpoints
-// the log into the bbolt file. Then it passes leadership to the first
+// the log into the bbolt file, in the background unless a write needs
+// it done (checkpoint.go). Then it passes leadership to the first
 // writer still queued, which does the same with everything that queued
 // meanwhile, and only then hands each writer of its batch its result: the
 // next commit's flush overlaps this batch's replies instead of waiting
@@ -123,7 +124,7 @@ func (s *Store) runBatch(batch []*write) []error {
 	errs := make([]error, len(batch))
 	l := s.log
 	if l.broken {
-		if _, err := s.checkpoint(nil); err != nil {
+		if _, err := s.checkpointNow(nil); err != nil {
 			for i := range errs {
 				errs[i] = err
 			}
@@ -155,13 +156,19 @@ func (s *Store) runBatch(batch []*write) []error {
 			fns, asked = append(fns, w.ckpt), append(asked, i)
 		}
 	}
-	if len(fns) > 0 || l.broken || l.tail >= checkpointAt {
+	switch {
+	case len(fns) > 0 || s.log.broken:
 		// A failed checkpoint fails only the writes that asked for one:
-		// the others are logged, and the next commit tries again.
-		fnErrs, _ := s.checkpoint(fns)
+		// the others are logged, and the next commit tries again. A
+		// broken log is checkpointed here, not in the background: no
+		// commit may be written after a bad frame before it is (see
+		// scanEpochs).
+		fnErrs, _ := s.checkpointNow(fns)
 		for k, i := range asked {
 			errs[i] = fnErrs[k]
 		}
+	default:
+		s.maybeCheckpoint()
 	}
 	return errs
 }
@@ -199,7 +206,7 @@ func (s *Store) frames(batch []*write) ([]byte, []int) {
 				w.rec = sealRecord(w.body, w.sum, id)
 			}
 			seq++
-			buf = appendFrame(buf, &frame{kind: w.kind, epoch: l.epoch, seq: seq, batch: first, id: id,
+			buf = appendFrame(buf, &frame{kind: w.kind, epoch: s.epoch, seq: seq, batch: first, id: id,
 				recipient: w.recipient, once: w.once, onceSeq: w.onceSeq, rec: w.rec})
 		case frameAck:
 			w.gone = s.idx.has(w.recipient, w.ids)
@@ -212,7 +219,7 @@ func (s *Store) frames(batch []*write) ([]byte, []int) {
 					acked[id] = true
 				}
 				seq++
-				buf = appendFrame(buf, &frame{kind: frameAck, epoch: l.epoch, seq: seq, batch: first, recipient: w.recipient, ids: chunk})
+				buf = appendFrame(buf, &frame{kind: frameAck, epoch: s.epoch, seq: seq, batch: first, recipient: w.recipient, ids: chunk})
 			}
 		}
 		ends[i] = len(buf)

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"bytes"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -25,7 +26,9 @@ func abandon(s *Store) {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	s.closed = true
-	s.log.close()
+	s.waitBackground()
+	s.logs[0].close()
+	s.logs[1].close()
 	s.db.Close()
 }
 
@@ -106,9 +109,9 @@ func TestLogTornAndDamaged(t *testing.T) {
 	s := openStore(t, path)
 	mustPost(t, s, msg("/root", "/root/x", "a", 0))
 	mustPost(t, s, msg("/root", "/root/x", "b", 1))
-	tail := s.log.tail
+	tail, logPath := s.log.tail, s.log.path
 	abandon(s)
-	log, err := os.ReadFile(LogPath(path))
+	log, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +120,7 @@ func TestLogTornAndDamaged(t *testing.T) {
 	torn := append([]byte(nil), log...)
 	copy(torn[tail:], log[first:tail-5]) // the second frame again, as seq 3, cut short
 	torn[tail+9+7] = 3
-	if err := os.WriteFile(LogPath(path), torn, 0o600); err != nil {
+	if err := os.WriteFile(logPath, torn, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Check(path)
@@ -131,7 +134,7 @@ func TestLogTornAndDamaged(t *testing.T) {
 	damaged[tail+9+7] = 3  // seq 3
 	damaged[tail+17+7] = 3 // of a commit of its own
 	reseal(damaged[tail : tail+(tail-int64(first))])
-	if err := os.WriteFile(LogPath(path), damaged, 0o600); err != nil {
+	if err := os.WriteFile(logPath, damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "damaged") {
@@ -142,7 +145,7 @@ func TestLogTornAndDamaged(t *testing.T) {
 		t.Fatalf("Check of a damaged log: %+v, log %+v, %v", rep, rep.Log, err)
 	}
 
-	if err := os.WriteFile(LogPath(path), torn, 0o600); err != nil {
+	if err := os.WriteFile(logPath, torn, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s = openStore(t, path)
@@ -156,4 +159,81 @@ func reseal(b []byte) {
 	n := len(b) - crcSize
 	sum := crc32.Checksum(b[:n], castagnoli())
 	b[n], b[n+1], b[n+2], b[n+3] = byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum)
+}
+
+// While a background checkpoint writes one epoch into the file, commits
+// go on in the next epoch's file, and reads find the records of both; an
+// ack of a record being checkpointed removes it in the next checkpoint.
+func TestLogBackgroundCheckpoint(t *testing.T) {
+	defer func(at int64) { checkpointAt = at }(checkpointAt)
+	checkpointAt = 8 << 10
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	s := openStore(t, path)
+	entered, release := make(chan struct{}), make(chan struct{})
+	checkpointing = func(stage string) {
+		if stage == "written" {
+			checkpointing = nil
+			close(entered)
+			<-release
+		}
+	}
+	t.Cleanup(func() { checkpointing = nil })
+	i := 0
+	for ; ; i++ {
+		mustPost(t, s, msg("/root", "/root/x", "m", i))
+		select {
+		case <-entered:
+		default:
+			continue
+		}
+		break
+	}
+	epoch := s.epoch
+	for j := range 5 {
+		mustPost(t, s, msg("/root", "/root/x", "during", i+1+j))
+	}
+	if s.epoch != epoch || s.frozen == nil {
+		t.Fatalf("epoch %d, then %d; frozen %v: the commits did not go on in the next epoch", epoch, s.epoch, s.frozen != nil)
+	}
+	es := mustRead(t, s, "/root", 0)
+	if len(es) != i+6 {
+		t.Fatalf("read %d of %d entries while a checkpoint runs", len(es), i+6)
+	}
+	mustAck(t, s, "/root", ids(es[:3]), 3) // records being checkpointed
+	close(release)
+	s.waitBackground()
+	if s.frozen != nil || s.Stats().Checkpoints != 1 {
+		t.Fatalf("after the background checkpoint: frozen %v, %+v", s.frozen != nil, s.Stats())
+	}
+	abandon(s)
+	s = openStore(t, path)
+	if got := mustRead(t, s, "/root", 0); len(got) != i+3 || got[0].ID != es[3].ID {
+		t.Fatalf("after a crash: %d entries from %d, want %d from %d", len(got), got[0].ID, i+3, es[3].ID)
+	}
+}
+
+// An epoch that seems to end in a torn commit while the next epoch has
+// frames was damaged after it was flushed: the next epoch is begun only
+// once the last commit of the one before it read back whole.
+func TestScanEpochsDamageBeforeNextEpoch(t *testing.T) {
+	dir := t.TempDir()
+	paths := LogPaths(filepath.Join(dir, "mailbox.db"))
+	rec := []byte{recordV2, 1, 2, 3}
+	post := func(epoch, seq uint64) []byte {
+		return appendFrame(nil, &frame{kind: framePost, epoch: epoch, seq: seq, batch: seq, id: seq, recipient: "/r", rec: rec})
+	}
+	torn := post(1, 2)
+	torn = torn[:len(torn)-2]
+	first := append(post(1, 1), torn...)
+	for _, c := range []struct {
+		second  []byte
+		damaged bool
+	}{{nil, false}, {post(2, 1), true}} {
+		os.WriteFile(paths[1], append(bytes.Clone(first), make([]byte, 64)...), 0o600)
+		os.WriteFile(paths[0], append(c.second, make([]byte, 64)...), 0o600)
+		sc, err := scanEpochs(paths, 0)
+		if err != nil || (sc.damaged != nil) != c.damaged || (!c.damaged && (!sc.torn || len(sc.frames) != 1)) {
+			t.Fatalf("next epoch %d bytes: %d frames, torn %v, damaged %v, %v", len(c.second), len(sc.frames), sc.torn, sc.damaged, err)
+		}
+	}
 }

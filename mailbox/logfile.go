@@ -28,20 +28,23 @@ var (
 // and flushed and before they are read back: the tests' cue to damage them.
 var logWritten func(f *os.File, off int64, n int)
 
-// LogPath is the log beside the mailbox file at path: the same name with
-// ".log" for ".db" (DIR/mailbox.log for DIR/mailbox.db).
-func LogPath(path string) string {
-	return strings.TrimSuffix(path, ".db") + ".log"
+// LogPaths are the log's two files beside the mailbox file at path: its
+// name with ".log.0" and ".log.1" for ".db" (DIR/mailbox.log.0 and
+// DIR/mailbox.log.1 for DIR/mailbox.db). Epoch e is written in the file
+// e % 2, so that a checkpoint of one epoch can run while the next is
+// written (docs/mailbox.md, "One flush a commit").
+func LogPaths(path string) [2]string {
+	base := strings.TrimSuffix(path, ".db") + ".log."
+	return [2]string{base + "0", base + "1"}
 }
 
-// logFile is the open log. Only the commit leader (or Open and Close,
-// alone) uses it.
+// logFile is one of the log's open files. Only the commit leader (or
+// Open and Close, alone) uses it.
 type logFile struct {
-	f     *os.File
-	path  string
-	epoch uint64 // of the frames being written: the checkpointed epoch + 1
-	seq   uint64 // of the last frame written in epoch
-	tail  int64  // where the next frame goes
+	f    *os.File
+	path string
+	seq  uint64 // of the last frame written in the epoch
+	tail int64  // where the next frame goes
 	// broken is set when the log may hold, before tail, bytes that replay
 	// would stop at (a failed write or flush, a frame that did not read
 	// back): nothing may be appended until a checkpoint has started the
@@ -106,6 +109,35 @@ type logScan struct {
 	// which replay cannot pass.
 	torn    bool
 	damaged error
+}
+
+// scanEpochs reads the log's files (paths, as LogPaths gives them) for
+// the epochs after mark: mark+1 in its file, then mark+2 in the other. The
+// second exists only if the first was frozen for a checkpoint after its
+// last commit was flushed and read back, so the first cannot then end in
+// a torn commit: if it seems to, a flushed frame was damaged, and
+// damaged says so.
+func scanEpochs(paths [2]string, mark uint64) (logScan, error) {
+	var all logScan
+	var scans [2]logScan
+	for k := range scans {
+		epoch := mark + 1 + uint64(k)
+		b, err := readLog(paths[epoch%2])
+		if err != nil {
+			return all, fmt.Errorf("mailbox: log %s: %w", paths[epoch%2], err)
+		}
+		scans[k] = scanLog(b, epoch)
+		if scans[k].damaged != nil {
+			return logScan{damaged: fmt.Errorf("log %s: %v", paths[epoch%2], scans[k].damaged)}, nil
+		}
+	}
+	if scans[0].torn && len(scans[1].frames) > 0 {
+		return logScan{damaged: fmt.Errorf("log %s: the last frame of epoch %d is damaged, and epoch %d was begun after it was flushed",
+			paths[(mark+1)%2], mark+1, mark+2)}, nil
+	}
+	all.frames = append(scans[0].frames, scans[1].frames...)
+	all.torn = scans[0].torn || scans[1].torn
+	return all, nil
 }
 
 // scanLog returns the frames of epoch in b: those from the start with

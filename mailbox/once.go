@@ -92,6 +92,9 @@ func (s *Store) OnceIDs() (int, error) {
 	// twice while a checkpoint runs).
 	s.pendMu.RLock()
 	n += len(s.pend.onces)
+	if s.frozen != nil {
+		n += len(s.frozen.onces)
+	}
 	s.pendMu.RUnlock()
 	err := s.view(func(tx *bolt.Tx) error {
 		if once := tx.Bucket(onceBucket); once != nil {

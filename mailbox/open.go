@@ -73,8 +73,10 @@ func Open(path string, opts ...Option) (*Store, error) {
 		err = s.replayLog()
 	}
 	if err != nil {
-		if s.log != nil {
-			s.log.close()
+		for _, l := range s.logs {
+			if l != nil {
+				l.close()
+			}
 		}
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)

@@ -37,13 +37,20 @@ type Store struct {
 	commits committer
 	idx     *index // whose entries are where: in log, or pending
 
-	// log is the log of commits not yet checkpointed into db, and pend
-	// what it holds, in memory (checkpoint.go). Only the commit leader
-	// (or Open and Close, alone) uses log, lastID and frameBuf, and
-	// changes pend, under pendMu, which readers take shared.
+	// logs are the log's two files (LogPaths), log the one epoch is
+	// written in, pend what the epoch holds, in memory, and frozen what
+	// the epoch before it holds while a background checkpoint writes it
+	// into db, done when bg is closed (checkpoint.go). Only the commit
+	// leader (or Open and Close, alone) uses logs, log, epoch, bg, lastID
+	// and frameBuf, and changes pend and frozen, under pendMu, which
+	// readers take shared (the background checkpoint sets frozen to nil).
+	logs     [2]*logFile
 	log      *logFile
+	epoch    uint64
 	pendMu   sync.RWMutex
 	pend     pendingState
+	frozen   *pendingState
+	bg       chan struct{}
 	lastID   uint64 // the last id given
 	frameBuf []byte
 
@@ -156,7 +163,11 @@ func (s *Store) ReadPage(recipient string, limit int) (Page, error) {
 		inFile := 0
 		s.pendMu.RLock()
 		for i, id := range ids {
-			if r, ok := s.pend.recs[id]; ok && r.recipient == recipient {
+			r, ok := s.pend.recs[id]
+			if !ok && s.frozen != nil {
+				r, ok = s.frozen.recs[id]
+			}
+			if ok && r.recipient == recipient {
 				recs[i] = r.rec
 			} else {
 				inFile++
@@ -244,11 +255,12 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.waitBackground()
 	var err error
-	if s.log.tail > 0 || s.log.broken {
-		_, err = s.checkpoint(nil)
+	if s.log.tail > 0 || s.log.broken || s.frozen != nil {
+		_, err = s.checkpointNow(nil)
 	}
-	return errors.Join(err, s.log.close(), s.db.Close())
+	return errors.Join(err, s.logs[0].close(), s.logs[1].close(), s.db.Close())
 }
 
 // Stats counts a Store's work since Open.
