@@ -44,9 +44,10 @@
 // belongs to the relay.
 //
 // Store commits a write by appending it to a log of its own beside the
-// bbolt file (DIR/mailbox.log) with one fdatasync, and writes the log into
-// the bbolt file in checkpoints (past 2 MiB of log, at Open and at Close);
-// what the log holds meanwhile is kept in memory too, for Read. So a
+// bbolt file (DIR/mailbox.log.0 and .1) with one fdatasync, and writes the
+// log into the bbolt file in checkpoints (in the background past 2 MiB of
+// log, while commits go on in the other file; at Open and at Close); what
+// the log holds meanwhile is kept in memory too, for Read. So a
 // commit costs one flush, where a bbolt commit costs two. docs/mailbox.md,
 // "One flush a commit", tells the log, its checkpoints and what a crash
 // or a power loss can leave.

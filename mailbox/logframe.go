@@ -7,7 +7,7 @@ import (
 	"hash/crc32"
 )
 
-// A frame is one operation in the mailbox's log (DIR/mailbox.log,
+// A frame is one operation in the mailbox's log (DIR/mailbox.log.0 and .1,
 // docs/mailbox.md "One flush a commit"). All integers are big-endian:
 //
 //	kind     1 byte: framePost, frameOnce or frameAck
