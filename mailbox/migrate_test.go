@@ -82,7 +82,11 @@ func TestMigrateOldFiles(t *testing.T) {
 			if err != nil || after.Format != string(formatTag) {
 				t.Fatalf("Check after: %+v, %v", after, err)
 			}
+			if !before.Log.Missing || after.Log.Missing || after.Log.Posts != 0 {
+				t.Fatalf("the log: before %+v, after %+v", before.Log, after.Log)
+			}
 			after.Format, before.Format = "", ""
+			after.Log, before.Log = nil, nil
 			if fmt.Sprintf("%+v", after) != fmt.Sprintf("%+v", before) {
 				t.Fatalf("Check counts changed by the migration:\n before %+v\n after  %+v", before, after)
 			}
