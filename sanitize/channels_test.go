@@ -113,7 +113,7 @@ var channels = []channel{
 		decode: decodeMarks(0x20D0),
 	},
 	{
-		// The fourth edition's first: an emoji ZWJ chain past the 21
+		// An emoji ZWJ chain past the 21
 		// bytes of a cell, two elements a byte, after 👨‍👩‍👧 (which
 		// fills the cell): tmux draws none of them.
 		name: "emoji ZWJ chain past a cell",
@@ -129,7 +129,7 @@ var channels = []channel{
 		drawn:  true,
 	},
 	{
-		// The fourth edition's second: marks at the start of a message,
+		// Marks at the start of a message,
 		// which join the frame's ": " or quote: four a byte, two bits
 		// each in the choice of mark.
 		name: "leading marks",
