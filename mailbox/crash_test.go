@@ -82,6 +82,17 @@ func TestCrashHelperProcess(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv(crashRecipientsEnv))
 	recipients := crashRecipients(n)
 	if os.Getenv(crashAckEnv) != "" {
+		// say prints word and each entry's text, a line each, in one write.
+		say := func(word string, es []Entry) {
+			var b strings.Builder
+			for _, e := range es {
+				text, _, _ := strings.Cut(e.Message, " #")
+				b.WriteString(word + " " + text + "\n")
+			}
+			out.Lock()
+			os.Stdout.WriteString(b.String())
+			out.Unlock()
+		}
 		go func() {
 			for {
 				for _, r := range recipients {
@@ -91,26 +102,12 @@ func TestCrashHelperProcess(t *testing.T) {
 						os.Exit(3)
 					}
 					es = es[:min(len(es), len(es)/2+1)]
-					var b strings.Builder
-					for _, e := range es {
-						text, _, _ := strings.Cut(e.Message, " #")
-						b.WriteString("ACKING " + text + "\n")
-					}
-					out.Lock()
-					os.Stdout.WriteString(b.String())
-					out.Unlock()
+					say("ACKING", es)
 					if _, err := s.Ack(r, ids(es)); err != nil {
 						fmt.Fprintln(os.Stderr, err)
 						os.Exit(3)
 					}
-					b.Reset()
-					for _, e := range es {
-						text, _, _ := strings.Cut(e.Message, " #")
-						b.WriteString("ACK " + text + "\n")
-					}
-					out.Lock()
-					os.Stdout.WriteString(b.String())
-					out.Unlock()
+					say("ACK", es)
 				}
 			}
 		}()

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,41 +20,30 @@ func onceMsg(text string) diag.ParentMessage {
 // lets an id be stored again.
 func TestPostOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	stored := 0
+	var stored atomic.Int32
 	for range 16 { // the same id from 16 posters: one wins
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			dup, err := s.PostOnce("edge-1 a.1", 7, onceMsg("one"))
 			if err != nil {
 				t.Error(err)
 			}
 			if !dup {
-				mu.Lock()
-				stored++
-				mu.Unlock()
+				stored.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	if stored != 1 {
-		t.Fatalf("the same id stored %d times", stored)
+	if n := stored.Load(); n != 1 {
+		t.Fatalf("the same id stored %d times", n)
 	}
 	if dup, err := s.PostOnce("edge-1 a.2", 9, onceMsg("two")); dup || err != nil {
 		t.Fatalf("a new id: dup %v, %v", dup, err)
 	}
 	s.Close()
 
-	if s, err = Open(path); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openStore(t, path)
 	if dup, err := s.PostOnce("edge-1 a.1", 7, onceMsg("one")); !dup || err != nil {
 		t.Fatalf("after reopening, a stored id: dup %v, %v", dup, err)
 	}

@@ -77,10 +77,7 @@ func TestStoreClosed(t *testing.T) {
 // the file, or returns ErrClosed.
 func TestStoreCloseWaitsForPosts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mailbox.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	stored := 0
