@@ -95,9 +95,7 @@ func TestReopenGivesFreshLimitsAndIgnoresTheOldBus(t *testing.T) {
 		t.Fatalf("generation %d", third.Generation())
 	}
 	fresh.Bus().Emit(diag.Topic, report("info", "from gen 2 after gen 3 opened", ""))
-	if n := len(r.inbox(t, "/root")); n != 21 {
-		t.Fatalf("inbox grew to %d from a replaced generation", n)
-	}
+	r.wantInbox(t, "/root", 21, "a replaced generation delivered")
 }
 
 func TestClosedRuntimeCanBeReopened(t *testing.T) {
@@ -110,9 +108,7 @@ func TestClosedRuntimeCanBeReopened(t *testing.T) {
 		t.Fatalf("reopen of a closed runtime: %v", err)
 	}
 	next.Bus().Emit(diag.Topic, report("info", "back again", ""))
-	if n := len(r.inbox(t, "/root")); n != 1 {
-		t.Fatalf("inbox %d", n)
-	}
+	r.wantInbox(t, "/root", 1, "reopened after Close")
 }
 
 func TestShutdownHookReportsAreDelivered(t *testing.T) {
@@ -156,7 +152,5 @@ func TestNewManagerStartsEmpty(t *testing.T) {
 	if _, ok := reloaded.Status("/root/x"); ok {
 		t.Fatal("status survived a manager reload")
 	}
-	if n := len(r.inbox(t, "/root")); n != 1 {
-		t.Fatalf("mailbox lost messages: %d", n)
-	}
+	r.wantInbox(t, "/root", 1, "after a manager reload")
 }

@@ -88,9 +88,7 @@ func TestPrintModeUsesOnlyTheMailbox(t *testing.T) {
 	if n := len(r.ui.all()); n != 0 {
 		t.Fatalf("print mode showed %d notifications", n)
 	}
-	if n := len(r.inbox(t, "/root")); n != 5 {
-		t.Fatalf("print mode: %d parent messages, want 5", n)
-	}
+	r.wantInbox(t, "/root", 5, "print mode")
 }
 
 func TestProbeIsAnsweredOnEveryChildBusOnly(t *testing.T) {
@@ -142,9 +140,7 @@ func TestDropCountersAndSilence(t *testing.T) {
 	if st.Dropped != want || len(st.Diagnostics) != 5 {
 		t.Fatalf("dropped %+v (want %+v), %d diagnostics", st.Dropped, want, len(st.Diagnostics))
 	}
-	if n := len(r.inbox(t, "/root")); n != 5 {
-		t.Fatalf("inbox %d", n)
-	}
+	r.wantInbox(t, "/root", 5, "the delivered five")
 }
 
 func TestAttributionComesOnlyFromTheBus(t *testing.T) {
