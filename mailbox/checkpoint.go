@@ -145,10 +145,9 @@ func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64) 
 // maybeCheckpoint runs after each commit in the leader. Past checkpointAt
 // of log it freezes the epoch's pending state, starts the log's next
 // epoch in the other file, and checkpoints the frozen one in the
-// background, so that commits go on meanwhile. If that checkpoint has not
-// ended when the new epoch passes twice checkpointAt, the leader waits for
-// it (the bound on the memory and log the Store holds); if it failed, the
-// leader checkpoints everything itself.
+// background (freeze), so that commits go on meanwhile; if the last
+// background checkpoint failed, it checkpoints everything itself. A
+// commit that would take the epoch past maxLog waits (makeRoom).
 func (s *Store) maybeCheckpoint() {
 	if s.log.tail < checkpointAt {
 		return
@@ -156,18 +155,38 @@ func (s *Store) maybeCheckpoint() {
 	if s.bg != nil {
 		select {
 		case <-s.bg:
+			s.bg = nil
 		default:
-			if s.log.tail < 2*checkpointAt {
-				return
-			}
-			<-s.bg
+			return
 		}
-		s.bg = nil
 	}
 	if s.frozen != nil { // the background checkpoint failed
 		s.checkpointNow(nil)
 		return
 	}
+	s.freeze()
+}
+
+// makeRoom begins the log's next epoch for a commit that does not fit in
+// the live one: once the background checkpoint has ended, by freezing the
+// live epoch for the next; if it failed, by checkpointing both now. The
+// error of that checkpoint means no room: the log is at its bound and
+// the memory with it (what the two epochs hold), and writes are refused
+// until a checkpoint succeeds.
+func (s *Store) makeRoom() error {
+	s.waitBackground()
+	if s.frozen == nil {
+		s.freeze()
+		return nil
+	}
+	_, err := s.checkpointNow(nil)
+	return err
+}
+
+// freeze freezes the live epoch's pending state, starts the next epoch,
+// and checkpoints the frozen one in a goroutine. No background checkpoint
+// may be running, and none may have failed (frozen is nil).
+func (s *Store) freeze() {
 	s.pendMu.Lock()
 	frozen := s.pend
 	s.frozen, s.pend = &frozen, newPending()

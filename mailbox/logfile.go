@@ -16,13 +16,17 @@ import (
 // made, and checkpointAt the tail past which a commit is followed by a
 // checkpoint (docs/mailbox.md, "One flush a commit"). Appends below
 // logPrealloc overwrite blocks the file already has, so their fdatasync
-// flushes data alone; a commit that runs past it grows the file, and its
-// fdatasync flushes the new size too. Variables so that tests can make
+// flushes data alone; no commit runs past it (maxLog). Variables so that tests can make
 // checkpoints happen often.
 var (
 	logPrealloc  int64 = 4 << 20
 	checkpointAt int64 = 2 << 20
 )
+
+// maxLog is the bound on one epoch of the log: a commit that would pass
+// it waits for a checkpoint to begin the next epoch (makeRoom). At most
+// the preallocated size, so the log's files never grow.
+func maxLog() int64 { return min(2*checkpointAt, logPrealloc) }
 
 // logWritten, if not nil, is called after a commit's frames are written
 // and flushed and before they are read back: the tests' cue to damage them.
