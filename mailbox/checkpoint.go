@@ -15,6 +15,9 @@ import (
 // reads need not parse the log. Bounded by checkpointAt (see
 // maybeCheckpoint).
 type pendingState struct {
+	// epoch is the log's epoch these are of: once the file's log mark is
+	// at epoch or past it, a checkpoint has written them into the file.
+	epoch uint64
 	// recs are the logged records not acknowledged since, by id.
 	recs map[uint64]pendingRec
 	// acks are the log keys of entries of the file acknowledged since
@@ -29,8 +32,8 @@ type pendingRec struct {
 	rec       []byte
 }
 
-func newPending() pendingState {
-	return pendingState{recs: map[uint64]pendingRec{}, onces: map[string]uint64{}}
+func newPending(epoch uint64) pendingState {
+	return pendingState{epoch: epoch, recs: map[uint64]pendingRec{}, onces: map[string]uint64{}}
 }
 
 // logMarkKey, in meta, holds the epoch (8 bytes, big-endian) of the last
@@ -189,7 +192,7 @@ func (s *Store) makeRoom() error {
 func (s *Store) freeze() {
 	s.pendMu.Lock()
 	frozen := s.pend
-	s.frozen, s.pend = &frozen, newPending()
+	s.frozen, s.pend = &frozen, newPending(s.epoch+1)
 	s.pendMu.Unlock()
 	epoch, lastID := s.epoch, s.lastID
 	s.nextEpoch()
@@ -276,7 +279,7 @@ func (s *Store) checkpointNow(fns []func(*bolt.Tx) error) (fnErrs []error, err e
 		checkpointing("committed")
 	}
 	s.pendMu.Lock()
-	s.frozen, s.pend = nil, newPending()
+	s.frozen, s.pend = nil, newPending(s.epoch+1)
 	s.pendMu.Unlock()
 	s.nextEpoch()
 	s.nCheckpoints.Add(1)
@@ -328,6 +331,7 @@ func (s *Store) replayLog() error {
 	}
 	s.nAcked.Store(0) // replayed acks are not this Store's work
 	s.epoch = mark + 2
+	s.pend.epoch = s.epoch // it holds mark+1's too: the checkpoint below writes both
 	s.log = s.logs[s.epoch%2]
 	_, err = s.checkpointNow(nil)
 	s.nCheckpoints.Store(0)

@@ -52,7 +52,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, idx: newIndex(), pend: newPending()}
+	s := &Store{db: db, path: path, idx: newIndex(), pend: newPending(0)}
 	if err := s.view(func(tx *bolt.Tx) error { return trust(tx, path) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
