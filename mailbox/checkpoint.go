@@ -102,8 +102,9 @@ func (s *Store) onceStored(id string) bool {
 
 // writeCheckpoint writes states, oldest first, into the file: their
 // records, then their acks' deletions, then their once ids; raises the
-// id sequence to lastID; and sets the mark to epoch.
-func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64) error {
+// id sequence to lastID; sets the mark to epoch; and tags the file as
+// one a Store has open (formatTagOpen), or not if closing.
+func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64, closing bool) error {
 	meta := tx.Bucket(metaBucket)
 	log := tx.Bucket(logBucket)
 	log.FillPercent = logFillPercent
@@ -137,6 +138,13 @@ func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64) 
 		}
 	}
 	if err := meta.Put(logMarkKey, binary.BigEndian.AppendUint64(nil, epoch)); err != nil {
+		return err
+	}
+	tag := formatTagOpen
+	if closing {
+		tag = formatTag
+	}
+	if err := meta.Put(formatKey, tag); err != nil {
 		return err
 	}
 	if checkpointing != nil {
@@ -201,7 +209,7 @@ func (s *Store) freeze() {
 	go func() {
 		defer close(done)
 		err := s.update(func(tx *bolt.Tx) error {
-			return writeCheckpoint(tx, []*pendingState{&frozen}, lastID, epoch)
+			return writeCheckpoint(tx, []*pendingState{&frozen}, lastID, epoch, false)
 		})
 		if err != nil {
 			return // s.frozen stays, for the leader's checkpointNow
@@ -249,7 +257,7 @@ func (s *Store) checkpointNow(fns []func(*bolt.Tx) error) (fnErrs []error, err e
 	}
 	write := func(fns []func(*bolt.Tx) error) error {
 		return s.update(func(tx *bolt.Tx) error {
-			if err := writeCheckpoint(tx, states, s.lastID, s.epoch); err != nil {
+			if err := writeCheckpoint(tx, states, s.lastID, s.epoch, s.closed); err != nil {
 				return err
 			}
 			for _, fn := range fns {

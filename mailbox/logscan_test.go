@@ -78,3 +78,34 @@ func TestFindLaterBounded(t *testing.T) {
 		t.Fatalf("findLater = %d, %v: want nothing found", at, err)
 	}
 }
+
+// While a Store has the file open, and after it stopped without Close,
+// the file's tag is formatTagOpen, which a diagrelay that does not read
+// the log refuses (it knows diagrelay-mailbox/3 only); Close's checkpoint
+// takes it back to formatTag, and nothing is lost either way.
+func TestFormatTagWhileLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	tag := func() string {
+		rep, err := Check(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Format
+	}
+	s := openStore(t, path)
+	mustPost(t, s, msg("/root", "/root/x", "m", 0))
+	abandon(s)
+	if got := tag(); got != string(formatTagOpen) {
+		t.Fatalf("tag %q after a crash, want %q", got, formatTagOpen)
+	}
+	s = openStore(t, path)
+	if got := len(mustRead(t, s, "/root", 0)); got != 1 {
+		t.Fatalf("%d entries after the crash, want 1", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := tag(); got != string(formatTag) {
+		t.Fatalf("tag %q after Close, want %q", got, formatTag)
+	}
+}

@@ -296,7 +296,7 @@ func checkLayout(tx *bolt.Tx) (layoutState, error) {
 			return 0, fmt.Errorf("%w: no recipients bucket", ErrCorrupt)
 		}
 		return layoutOld, nil
-	case !bytes.Equal(tag, formatTag):
+	case !bytes.Equal(tag, formatTag) && !bytes.Equal(tag, formatTagOpen):
 		return 0, fmt.Errorf("unsupported mailbox format %q (this diagrelay reads %q, %q and %q)", tag, formatTagV1, formatTagV2, formatTag)
 	}
 	if tx.Bucket(logBucket) == nil {

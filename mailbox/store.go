@@ -265,10 +265,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.waitBackground()
-	var err error
-	if s.log.tail > 0 || s.log.broken || s.frozen != nil {
-		_, err = s.checkpointNow(nil)
-	}
+	_, err := s.checkpointNow(nil) // always: it takes the file's tag back to formatTag
 	return errors.Join(err, s.logs[0].close(), s.logs[1].close(), s.db.Close())
 }
 
