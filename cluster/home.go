@@ -39,8 +39,10 @@ type Home struct {
 	wake    chan struct{}                // 1 slot: pending grew
 
 	// PruneEvery is how often the home forgets the ids of reports the
-	// stream will not deliver again; set before Start.
+	// stream will not deliver again, and purges them from the stream; set
+	// before Start.
 	PruneEvery time.Duration
+	purged     uint64 // the stream is purged through this sequence (pruneLoop's own)
 
 	stats homeStats
 }

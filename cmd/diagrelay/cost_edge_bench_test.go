@@ -76,20 +76,20 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 	}
 	// As cluster/config.go makes the cluster's stream.
 	if _, err := js.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{Name: "RAWBENCH", Subjects: []string{"rawbench.*"},
-		Storage: jetstream.FileStorage, Retention: jetstream.WorkQueuePolicy, Discard: jetstream.DiscardNew,
+		Storage: jetstream.FileStorage, Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardNew,
 		MaxBytes: 1 << 30, Duplicates: 2 * time.Minute, Replicas: 1}); err != nil {
 		b.Fatal(err)
 	}
-	reports, err := js.Stream(context.Background(), "DIAGRELAY")
+	consumer, err := js.Consumer(context.Background(), "DIAGRELAY", "home")
 	if err != nil {
 		b.Fatal(err)
 	}
-	// drained waits until the home has consumed every report (the stream
-	// keeps a report until the home acknowledges it).
+	// drained waits until the home has consumed and acknowledged every
+	// report.
 	drained := func() {
 		testutil.Eventually(b, 60*time.Second, "the home consumes the edge's reports", func() bool {
-			si, err := reports.Info(context.Background())
-			return err == nil && si.State.Msgs == 0
+			ci, err := consumer.Info(context.Background())
+			return err == nil && ci.NumPending == 0 && ci.NumAckPending == 0
 		})
 	}
 
