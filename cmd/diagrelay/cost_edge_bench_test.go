@@ -94,7 +94,7 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 	}
 
 	self, edgePid, homePid := os.Getpid(), edge.cmd.Process.Pid, home.Cmd.Process.Pid
-	var edgeTook, rawTook, edgeCPU, homeCPU, selfEdgeCPU, selfRawCPU time.Duration
+	var edgeTook, rawTook, edgeCPU, homeCPU, selfEdgeCPU, selfRawCPU, rawCPU time.Duration
 	var edgeN, rawN int
 	round := 0
 	for b.Loop() {
@@ -133,7 +133,9 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 			func() {
 				drained()
 				s0 := cpuTime(b, self)
-				rawTook += rawPhase(b, ns.URL, round, children, lives*reportsPerRuntime)
+				took, cpu := rawPhase(b, ns.URL, round, children, lives*reportsPerRuntime)
+				rawTook += took
+				rawCPU += cpu
 				selfRawCPU += cpuTime(b, self) - s0
 				rawN += children * lives * reportsPerRuntime
 			},
@@ -157,6 +159,7 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 	b.ReportMetric(us(homeCPU, edgeN), "µs-cpu-home/report")
 	b.ReportMetric(us(selfEdgeCPU, edgeN), "µs-cpu-nats+children/report")
 	b.ReportMetric(us(selfRawCPU, rawN), "µs-cpu-nats/raw")
+	b.ReportMetric(us(rawCPU, rawN), "µs-cpu-publishers/raw")
 }
 
 // openRuntimes opens lives runtimes for each of children children at the
@@ -266,7 +269,8 @@ func report(b *testing.B, c net.Conn, r *bufio.Reader, i, l int) bool {
 // rawPhase runs the raw publishers in a process of their own, as the
 // edge is (this one embeds the NATS server): the test binary again, with
 // rawPubEnv set, which publishes and prints how long its publishing took.
-func rawPhase(b *testing.B, url string, round, publishers, per int) time.Duration {
+// It returns that and the process's CPU time.
+func rawPhase(b *testing.B, url string, round, publishers, per int) (time.Duration, time.Duration) {
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -281,7 +285,7 @@ func rawPhase(b *testing.B, url string, round, publishers, per int) time.Duratio
 	if err != nil {
 		b.Fatalf("raw publishers said %q", out)
 	}
-	return d
+	return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // rawPubEnv, set to "URL ROUND PUBLISHERS PER", makes the test binary the
