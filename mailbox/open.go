@@ -52,7 +52,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, idx: newIndex()}
+	s := &Store{db: db, path: path, idx: newIndex(), pend: newPending()}
 	if err := s.view(func(tx *bolt.Tx) error { return trust(tx, path) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
@@ -69,7 +69,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err == nil {
 		err = s.view(s.buildIndex)
 	}
+	if err == nil {
+		err = s.replayLog()
+	}
 	if err != nil {
+		for _, l := range s.logs {
+			if l != nil {
+				l.close()
+			}
+		}
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
 	}

@@ -28,6 +28,9 @@ func Write(w io.Writer, rep *mailbox.Report) {
 	if rep.Format != "" {
 		fmt.Fprintf(w, "format: %s%s\n", strconv.QuoteToASCII(rep.Format), formatNote(rep.Format))
 	}
+	if l := rep.Log; l != nil && (l.Posts+l.Acks > 0 || l.TornTail) {
+		fmt.Fprintf(w, "log: %d posts and %d acks since the last checkpoint%s\n", l.Posts, l.Acks, logNote(l))
+	}
 	var damaged, unchecked, messages int
 	unaddressable := rep.Unaddressable // entries naming no recipient
 	if len(rep.Recipients) > 0 {
@@ -73,6 +76,18 @@ func Write(w io.Writer, rep *mailbox.Report) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// logNote says what serve does with what the log holds.
+func logNote(l *mailbox.LogReport) string {
+	note := ""
+	if l.Posts+l.Acks > 0 {
+		note = " (counted above; serve writes them into the file when it starts)"
+	}
+	if l.TornTail {
+		note += "; it ends in a commit a crash cut short, which no one was answered for: serve drops it"
+	}
+	return note
 }
 
 // formatNote says what serve does with a file of format tag.
