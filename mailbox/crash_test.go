@@ -1,21 +1,19 @@
 package mailbox
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // crashEnv names the file the helper process posts to; when it is unset
@@ -168,30 +166,19 @@ func crashDurability(t *testing.T, nRecipients int, env []string) {
 		t.Skip("runs a subprocess")
 	}
 	path := filepath.Join(t.TempDir(), "mailbox.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashRecipientsEnv+"="+strconv.Itoa(nRecipients))
-	cmd.Env = append(cmd.Env, env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill() // if the test fails before the timer does it
+	env = append([]string{crashEnv + "=" + path, crashRecipientsEnv + "=" + strconv.Itoa(nRecipients)}, env...)
+	p := testutil.StartSubprocess(t, "TestCrashHelperProcess", env...)
+	defer p.Kill() // if the test fails before the timer does it
 	// Kill after the first acknowledged posts plus a while, mid-stream,
 	// or when the helper says it stopped in a checkpoint.
 	atStage := slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, crashStageEnv+"=") })
 	acked := map[string]string{} // text -> recipient
 	gone := map[string]bool{}    // texts whose Ack returned
 	going := map[string]bool{}   // texts whose Ack was called
-	sc := bufio.NewScanner(stdout)
 	var timer *time.Timer
 	stopped := false
-	for sc.Scan() {
-		line := sc.Text()
+	for p.Stdout.Scan() {
+		line := p.Stdout.Text()
 		if rest, ok := strings.CutPrefix(line, "ACKING "); ok {
 			going[rest] = true
 			continue
@@ -202,7 +189,7 @@ func crashDurability(t *testing.T, nRecipients int, env []string) {
 		}
 		if strings.HasPrefix(line, "STAGE ") {
 			stopped = true
-			cmd.Process.Kill()
+			p.Kill()
 			continue
 		}
 		recipient, text, ok := strings.Cut(line, " ")
@@ -211,19 +198,15 @@ func crashDurability(t *testing.T, nRecipients int, env []string) {
 		}
 		acked[text] = recipient
 		if timer == nil && !atStage {
-			timer = time.AfterFunc(500*time.Millisecond, func() { cmd.Process.Kill() })
+			timer = time.AfterFunc(500*time.Millisecond, p.Kill)
 		}
 	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("helper ended with %v, not by SIGKILL; stderr:\n%s", err, stderr.String())
-	}
+	p.WaitKilled(t)
 	if atStage && !stopped {
 		t.Fatal("the helper was killed, but not in the checkpoint")
 	}
 	if len(acked) < 10 {
-		t.Fatalf("only %d posts acknowledged before the kill; stderr:\n%s", len(acked), stderr.String())
+		t.Fatalf("only %d posts acknowledged before the kill; stderr:\n%s", len(acked), p.Stderr())
 	}
 
 	s, err := Open(path, WithLockTimeout(0))

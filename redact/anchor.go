@@ -230,26 +230,22 @@ func maxLen(re *syntax.Regexp) (int, bool) {
 		}
 		n, ok := maxLen(re.Sub[0])
 		return n * re.Max, ok
-	case syntax.OpConcat:
-		total := 0
+	case syntax.OpConcat, syntax.OpAlternate:
+		// A concatenation takes the sum of its parts, an alternation
+		// its longest branch.
+		n := 0
 		for _, s := range re.Sub {
-			n, ok := maxLen(s)
+			m, ok := maxLen(s)
 			if !ok {
 				return 0, false
 			}
-			total += n
-		}
-		return total, true
-	case syntax.OpAlternate:
-		most := 0
-		for _, s := range re.Sub {
-			n, ok := maxLen(s)
-			if !ok {
-				return 0, false
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
 			}
-			most = max(most, n)
 		}
-		return most, true
+		return n, true
 	}
 	return 0, false // star, plus
 }
