@@ -15,6 +15,9 @@ import (
 // reads need not parse the log. Bounded by checkpointAt (see
 // maybeCheckpoint).
 type pendingState struct {
+	// epoch is the log's epoch these are of: once the file's log mark is
+	// at epoch or past it, a checkpoint has written them into the file.
+	epoch uint64
 	// recs are the logged records not acknowledged since, by id.
 	recs map[uint64]pendingRec
 	// acks are the log keys of entries of the file acknowledged since
@@ -29,8 +32,8 @@ type pendingRec struct {
 	rec       []byte
 }
 
-func newPending() pendingState {
-	return pendingState{recs: map[uint64]pendingRec{}, onces: map[string]uint64{}}
+func newPending(epoch uint64) pendingState {
+	return pendingState{epoch: epoch, recs: map[uint64]pendingRec{}, onces: map[string]uint64{}}
 }
 
 // logMarkKey, in meta, holds the epoch (8 bytes, big-endian) of the last
@@ -99,8 +102,9 @@ func (s *Store) onceStored(id string) bool {
 
 // writeCheckpoint writes states, oldest first, into the file: their
 // records, then their acks' deletions, then their once ids; raises the
-// id sequence to lastID; and sets the mark to epoch.
-func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64) error {
+// id sequence to lastID; sets the mark to epoch; and tags the file as
+// one a Store has open (formatTagOpen), or not if closing.
+func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64, closing bool) error {
 	meta := tx.Bucket(metaBucket)
 	log := tx.Bucket(logBucket)
 	log.FillPercent = logFillPercent
@@ -136,6 +140,13 @@ func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64) 
 	if err := meta.Put(logMarkKey, binary.BigEndian.AppendUint64(nil, epoch)); err != nil {
 		return err
 	}
+	tag := formatTagOpen
+	if closing {
+		tag = formatTag
+	}
+	if err := meta.Put(formatKey, tag); err != nil {
+		return err
+	}
 	if checkpointing != nil {
 		checkpointing("written")
 	}
@@ -145,10 +156,9 @@ func writeCheckpoint(tx *bolt.Tx, states []*pendingState, lastID, epoch uint64) 
 // maybeCheckpoint runs after each commit in the leader. Past checkpointAt
 // of log it freezes the epoch's pending state, starts the log's next
 // epoch in the other file, and checkpoints the frozen one in the
-// background, so that commits go on meanwhile. If that checkpoint has not
-// ended when the new epoch passes twice checkpointAt, the leader waits for
-// it (the bound on the memory and log the Store holds); if it failed, the
-// leader checkpoints everything itself.
+// background (freeze), so that commits go on meanwhile; if the last
+// background checkpoint failed, it checkpoints everything itself. A
+// commit that would take the epoch past maxLog waits (makeRoom).
 func (s *Store) maybeCheckpoint() {
 	if s.log.tail < checkpointAt {
 		return
@@ -156,21 +166,41 @@ func (s *Store) maybeCheckpoint() {
 	if s.bg != nil {
 		select {
 		case <-s.bg:
+			s.bg = nil
 		default:
-			if s.log.tail < 2*checkpointAt {
-				return
-			}
-			<-s.bg
+			return
 		}
-		s.bg = nil
 	}
 	if s.frozen != nil { // the background checkpoint failed
 		s.checkpointNow(nil)
 		return
 	}
+	s.freeze()
+}
+
+// makeRoom begins the log's next epoch for a commit that does not fit in
+// the live one: once the background checkpoint has ended, by freezing the
+// live epoch for the next; if it failed, by checkpointing both now. The
+// error of that checkpoint means no room: the log is at its bound and
+// the memory with it (what the two epochs hold), and writes are refused
+// until a checkpoint succeeds.
+func (s *Store) makeRoom() error {
+	s.waitBackground()
+	if s.frozen == nil {
+		s.freeze()
+		return nil
+	}
+	_, err := s.checkpointNow(nil)
+	return err
+}
+
+// freeze freezes the live epoch's pending state, starts the next epoch,
+// and checkpoints the frozen one in a goroutine. No background checkpoint
+// may be running, and none may have failed (frozen is nil).
+func (s *Store) freeze() {
 	s.pendMu.Lock()
 	frozen := s.pend
-	s.frozen, s.pend = &frozen, newPending()
+	s.frozen, s.pend = &frozen, newPending(s.epoch+1)
 	s.pendMu.Unlock()
 	epoch, lastID := s.epoch, s.lastID
 	s.nextEpoch()
@@ -179,7 +209,7 @@ func (s *Store) maybeCheckpoint() {
 	go func() {
 		defer close(done)
 		err := s.update(func(tx *bolt.Tx) error {
-			return writeCheckpoint(tx, []*pendingState{&frozen}, lastID, epoch)
+			return writeCheckpoint(tx, []*pendingState{&frozen}, lastID, epoch, false)
 		})
 		if err != nil {
 			return // s.frozen stays, for the leader's checkpointNow
@@ -227,7 +257,7 @@ func (s *Store) checkpointNow(fns []func(*bolt.Tx) error) (fnErrs []error, err e
 	}
 	write := func(fns []func(*bolt.Tx) error) error {
 		return s.update(func(tx *bolt.Tx) error {
-			if err := writeCheckpoint(tx, states, s.lastID, s.epoch); err != nil {
+			if err := writeCheckpoint(tx, states, s.lastID, s.epoch, s.closed); err != nil {
 				return err
 			}
 			for _, fn := range fns {
@@ -257,7 +287,7 @@ func (s *Store) checkpointNow(fns []func(*bolt.Tx) error) (fnErrs []error, err e
 		checkpointing("committed")
 	}
 	s.pendMu.Lock()
-	s.frozen, s.pend = nil, newPending()
+	s.frozen, s.pend = nil, newPending(s.epoch+1)
 	s.pendMu.Unlock()
 	s.nextEpoch()
 	s.nCheckpoints.Add(1)
@@ -309,6 +339,7 @@ func (s *Store) replayLog() error {
 	}
 	s.nAcked.Store(0) // replayed acks are not this Store's work
 	s.epoch = mark + 2
+	s.pend.epoch = s.epoch // it holds mark+1's too: the checkpoint below writes both
 	s.log = s.logs[s.epoch%2]
 	_, err = s.checkpointNow(nil)
 	s.nCheckpoints.Store(0)

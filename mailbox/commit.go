@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -115,44 +116,23 @@ func (c *committer) passLead() {
 	c.mu.Unlock()
 }
 
-// runBatch logs batch in one commit and returns each write's result. Only
-// the leader runs it, so it alone uses the log and changes what is
-// pending. A write is answered nil only once its frames are flushed and
-// have read back as written; what then becomes visible (the index, the
-// pending records) is updated before the next leader starts.
+// runBatch logs batch and returns each write's result: in one commit,
+// unless its frames do not fit in what is left of the log's epoch
+// (maxLog), in which case it commits as many writes at a time as fit,
+// making room between commits (commitPart). Only the leader runs it, so
+// it alone uses the log and changes what is pending. A write is answered
+// nil only once its frames are flushed and have read back as written;
+// what then becomes visible (the index, the pending records) is updated
+// before the next leader starts.
 func (s *Store) runBatch(batch []*write) []error {
 	errs := make([]error, len(batch))
-	l := s.log
-	if l.broken {
-		if _, err := s.checkpointNow(nil); err != nil {
-			for i := range errs {
-				errs[i] = err
-			}
-			return errs
-		}
-	}
-	buf, ends := s.frames(batch)
-	if len(buf) > 0 {
-		good, err := l.append(buf)
-		if good > 0 {
-			s.nCommits.Add(1)
-		}
-		start := 0
-		for i, w := range batch {
-			switch {
-			case ends[i] > good:
-				errs[i] = err
-			case ends[i] > start:
-				s.apply(w)
-			}
-			start = ends[i]
-		}
-		l.seq += uint64(countFrames(batch))
+	for done := 0; done < len(batch); {
+		done += s.commitPart(batch[done:], errs[done:])
 	}
 	var fns []func(*bolt.Tx) error
 	var asked []int // the writes whose fns those are
 	for i, w := range batch {
-		if w.ckpt != nil {
+		if w.ckpt != nil && errs[i] == nil {
 			fns, asked = append(fns, w.ckpt), append(asked, i)
 		}
 	}
@@ -173,6 +153,84 @@ func (s *Store) runBatch(batch []*write) []error {
 	return errs
 }
 
+// commitPart logs, in one commit, the longest prefix of ws whose frames
+// fit in the log's epoch, and returns its length (at least 1), with each
+// write's result in errs. If not even the first write fits, it makes
+// room first (makeRoom); if no room can be made, every write of ws is
+// refused with ErrLogFull, and nothing of them is logged.
+func (s *Store) commitPart(ws []*write, errs []error) int {
+	if s.log.broken {
+		if _, err := s.checkpointNow(nil); err != nil {
+			for i := range errs {
+				errs[i] = err
+			}
+			return len(ws)
+		}
+	}
+	id0 := s.lastID
+	buf, ends := s.frames(ws)
+	n := fitting(ends, maxLog()-s.log.tail)
+	if n == 0 && s.log.tail > 0 {
+		s.lastID = id0 // nothing was written under the ids given
+		if err := s.makeRoom(); err != nil {
+			for i := range errs {
+				errs[i] = fmt.Errorf("%w: %w", ErrLogFull, err)
+			}
+			s.nRefused.Add(uint64(len(ws)))
+			return len(ws)
+		}
+		buf, ends = s.frames(ws)
+		n = fitting(ends, maxLog())
+	}
+	if n == 0 { // larger than an epoch of the log: never fits
+		s.lastID = id0
+		errs[0] = fmt.Errorf("%w: a write of %d bytes of log, larger than the log's %d", ErrLogFull, ends[0], maxLog())
+		s.nRefused.Add(1)
+		return 1
+	}
+	if n < len(ws) {
+		s.lastID = id0
+		for _, w := range ws[:n] {
+			if (w.kind == framePost || w.kind == frameOnce) && !w.dup {
+				s.lastID = w.id
+			}
+		}
+		buf = buf[:ends[n-1]]
+	}
+	if len(buf) > 0 {
+		l := s.log
+		good, err := l.append(buf)
+		if good > 0 {
+			s.nCommits.Add(1)
+		}
+		start := 0
+		for i, w := range ws[:n] {
+			switch {
+			case ends[i] > good:
+				errs[i] = err
+			case ends[i] > start:
+				s.apply(w)
+			}
+			start = ends[i]
+		}
+		l.seq += uint64(countFrames(ws[:n]))
+	}
+	if n < len(ws) && !s.log.broken {
+		s.maybeCheckpoint()
+	}
+	return n
+}
+
+// fitting is how many of the writes whose frames end at ends fit in room
+// bytes.
+func fitting(ends []int, room int64) int {
+	n := 0
+	for n < len(ends) && int64(ends[n]) <= room {
+		n++
+	}
+	return n
+}
+
 // frames gives the batch's posts their ids and sealed records, decides
 // which PostOnce ids are duplicates and which acked ids are still there,
 // and returns the batch's frames and, for each write, where its frames
@@ -186,6 +244,7 @@ func (s *Store) frames(batch []*write) ([]byte, []int) {
 	var onces map[string]bool // once ids of this batch
 	var acked map[uint64]bool // ids acked in this batch
 	for i, w := range batch {
+		w.dup = false // frames may be given again (commitPart)
 		switch w.kind {
 		case framePost, frameOnce:
 			if w.kind == frameOnce {

@@ -48,7 +48,11 @@
 // log into the bbolt file in checkpoints (in the background past 2 MiB of
 // log, while commits go on in the other file; at Open and at Close); what
 // the log holds meanwhile is kept in memory too, for Read. So a
-// commit costs one flush, where a bbolt commit costs two. docs/mailbox.md,
+// commit costs one flush, where a bbolt commit costs two. The log is
+// bounded (two epochs of 4 MiB): if checkpoints keep failing, writes fail
+// with ErrLogFull once it is full, and go on after one succeeds. While a
+// Store has the file open it is tagged diagrelay-mailbox/3+log, so that a
+// diagrelay without the log refuses it after a crash. docs/mailbox.md,
 // "One flush a commit", tells the log, its checkpoints and what a crash
 // or a power loss can leave.
 //

@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,13 +15,17 @@ import (
 // made, and checkpointAt the tail past which a commit is followed by a
 // checkpoint (docs/mailbox.md, "One flush a commit"). Appends below
 // logPrealloc overwrite blocks the file already has, so their fdatasync
-// flushes data alone; a commit that runs past it grows the file, and its
-// fdatasync flushes the new size too. Variables so that tests can make
+// flushes data alone; no commit runs past it (maxLog). Variables so that tests can make
 // checkpoints happen often.
 var (
 	logPrealloc  int64 = 4 << 20
 	checkpointAt int64 = 2 << 20
 )
+
+// maxLog is the bound on one epoch of the log: a commit that would pass
+// it waits for a checkpoint to begin the next epoch (makeRoom). At most
+// the preallocated size, so the log's files never grow.
+func maxLog() int64 { return min(2*checkpointAt, logPrealloc) }
 
 // logWritten, if not nil, is called after a commit's frames are written
 // and flushed and before they are read back: the tests' cue to damage them.
@@ -96,88 +99,6 @@ func readLog(path string) ([]byte, error) {
 		return nil, nil
 	}
 	return b, err
-}
-
-// logScan is what scanLog found in a log's bytes.
-type logScan struct {
-	frames []frame
-	end    int64 // where the log's last frame ends
-	// torn is true when the bytes at end begin a frame of the epoch that
-	// fails its checks: a commit that a crash cut short (nothing of it
-	// was answered). damaged is set when a frame of a later commit of the
-	// epoch follows such a frame: damage to bytes that were flushed,
-	// which replay cannot pass.
-	torn    bool
-	damaged error
-}
-
-// scanEpochs reads the log's files (paths, as LogPaths gives them) for
-// the epochs after mark: mark+1 in its file, then mark+2 in the other. The
-// second exists only if the first was frozen for a checkpoint after its
-// last commit was flushed and read back, so the first cannot then end in
-// a torn commit: if it seems to, a flushed frame was damaged, and
-// damaged says so.
-func scanEpochs(paths [2]string, mark uint64) (logScan, error) {
-	var all logScan
-	var scans [2]logScan
-	for k := range scans {
-		epoch := mark + 1 + uint64(k)
-		b, err := readLog(paths[epoch%2])
-		if err != nil {
-			return all, fmt.Errorf("mailbox: log %s: %w", paths[epoch%2], err)
-		}
-		scans[k] = scanLog(b, epoch)
-		if scans[k].damaged != nil {
-			return logScan{damaged: fmt.Errorf("log %s: %v", paths[epoch%2], scans[k].damaged)}, nil
-		}
-	}
-	if scans[0].torn && len(scans[1].frames) > 0 {
-		return logScan{damaged: fmt.Errorf("log %s: the last frame of epoch %d is damaged, and epoch %d was begun after it was flushed",
-			paths[(mark+1)%2], mark+1, mark+2)}, nil
-	}
-	all.frames = append(scans[0].frames, scans[1].frames...)
-	all.torn = scans[0].torn || scans[1].torn
-	return all, nil
-}
-
-// scanLog returns the frames of epoch in b: those from the start with
-// seq 1, 2, ... and the same epoch, up to the first that is not.
-func scanLog(b []byte, epoch uint64) logScan {
-	var sc logScan
-	off := 0
-	for {
-		f, n, err := decodeFrame(b[off:])
-		if err != nil || f.epoch != epoch || f.seq != uint64(len(sc.frames))+1 {
-			break
-		}
-		sc.frames = append(sc.frames, f)
-		off += n
-	}
-	sc.end = int64(off)
-	sc.torn, sc.damaged = probeTail(b[off:], epoch, uint64(len(sc.frames))+1)
-	return sc
-}
-
-// probeTail looks at the bytes after the log's last frame, where frame
-// seq would be. All zeros, or a frame header of another epoch, is a clean
-// end. A header of this epoch is a torn commit; if, taking its length at
-// its word, the next frame is whole, of this epoch and of a later commit
-// than seq's, then seq's commit was flushed before that one was written:
-// the bytes were damaged afterwards. (A damaged length hides this; the
-// damage then reads as a torn tail.)
-func probeTail(b []byte, epoch, seq uint64) (torn bool, damaged error) {
-	if len(b) < frameHeader || int(b[0]) < framePost || int(b[0]) > frameAck || binary.BigEndian.Uint64(b[1:]) != epoch {
-		return false, nil
-	}
-	next := frameOver + int64(binary.BigEndian.Uint32(b[25:]))
-	if next <= 0 || next > int64(len(b)) {
-		return true, nil
-	}
-	f, _, err := decodeFrame(b[next:])
-	if err == nil && f.epoch == epoch && f.batch > seq {
-		return true, fmt.Errorf("frame %d of epoch %d is damaged, and commits after it were written", seq, epoch)
-	}
-	return true, nil
 }
 
 // append writes frames (whole encoded frames, the first of which starts

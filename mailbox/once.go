@@ -86,17 +86,28 @@ func (s *Store) OnceIDs() (int, error) {
 		return 0, err
 	}
 	defer s.closeMu.RUnlock()
-	n := 0
-	// The pending ids first: a checkpoint moves them into the bucket
-	// before it forgets them here, so none is missed (one may be counted
-	// twice while a checkpoint runs).
+	// Pending ids that a checkpoint has written into the file but not yet
+	// dropped from memory are in the bucket too: the file's log mark, in
+	// the same transaction as the bucket's count, says which those are.
+	type pending struct{ epoch, n uint64 }
+	var ps [2]pending
 	s.pendMu.RLock()
-	n += len(s.pend.onces)
+	ps[0] = pending{s.pend.epoch, uint64(len(s.pend.onces))}
 	if s.frozen != nil {
-		n += len(s.frozen.onces)
+		ps[1] = pending{s.frozen.epoch, uint64(len(s.frozen.onces))}
 	}
 	s.pendMu.RUnlock()
+	n := 0
 	err := s.view(func(tx *bolt.Tx) error {
+		mark, err := readMark(tx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.epoch > mark {
+				n += int(p.n)
+			}
+		}
 		if once := tx.Bucket(onceBucket); once != nil {
 			n += once.Stats().KeyN
 		}

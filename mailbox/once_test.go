@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -67,5 +68,51 @@ func TestPostOnce(t *testing.T) {
 	r, err := Check(path)
 	if err != nil || len(r.Problems) != 0 || len(r.Recipients) != 1 {
 		t.Fatalf("check of a file with once ids: %+v, %v", r, err)
+	}
+}
+
+// OnceIDs counts each id once while a checkpoint has written the pending
+// ids into the file but not yet dropped them from memory: in the
+// background, and in the leader (ForgetOnceThrough's).
+func TestOnceIDsDuringCheckpoint(t *testing.T) {
+	defer func(at int64) { checkpointAt = at }(checkpointAt)
+	checkpointAt = 8 << 10
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	entered, release := make(chan struct{}), make(chan struct{})
+	checkpointing = func(stage string) {
+		if stage == "committed" {
+			checkpointing = nil
+			close(entered)
+			<-release
+		}
+	}
+	t.Cleanup(func() { checkpointing = nil })
+	posted := 0
+	for waiting := true; waiting; posted++ {
+		if _, err := s.PostOnce(fmt.Sprintf("edge %d", posted), uint64(posted), msg("/root", "/root/x", "m", posted)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-entered:
+			waiting = false
+		default:
+		}
+	}
+	n, err := s.OnceIDs()
+	close(release)
+	if err != nil || n != posted {
+		t.Fatalf("OnceIDs during a background checkpoint: %d, %v; want %d", n, err, posted)
+	}
+
+	var during int
+	checkpointing = func(stage string) {
+		if stage == "committed" {
+			checkpointing = nil
+			during, err = s.OnceIDs()
+		}
+	}
+	forgot, ferr := s.ForgetOnceThrough(9)
+	if ferr != nil || err != nil || during != posted-forgot || forgot != 10 {
+		t.Fatalf("OnceIDs while ForgetOnceThrough checkpoints: %d, %v (forgot %d, %v); want %d", during, err, forgot, ferr, posted-10)
 	}
 }

@@ -52,7 +52,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, idx: newIndex(), pend: newPending()}
+	s := &Store{db: db, path: path, idx: newIndex(), pend: newPending(0)}
 	if err := s.view(func(tx *bolt.Tx) error { return trust(tx, path) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
@@ -296,7 +296,7 @@ func checkLayout(tx *bolt.Tx) (layoutState, error) {
 			return 0, fmt.Errorf("%w: no recipients bucket", ErrCorrupt)
 		}
 		return layoutOld, nil
-	case !bytes.Equal(tag, formatTag):
+	case !bytes.Equal(tag, formatTag) && !bytes.Equal(tag, formatTagOpen):
 		return 0, fmt.Errorf("unsupported mailbox format %q (this diagrelay reads %q, %q and %q)", tag, formatTagV1, formatTagV2, formatTag)
 	}
 	if tx.Bucket(logBucket) == nil {

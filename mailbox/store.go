@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +62,7 @@ type Store struct {
 	// computing the checksum costs a Post.
 	noCRC bool
 
-	nPosts, nAcked, nCommits, nCheckpoints atomic.Uint64
+	nPosts, nAcked, nCommits, nCheckpoints, nRefused atomic.Uint64
 }
 
 // Path returns the file's path as given to Open.
@@ -218,7 +219,9 @@ func readRecords(tx *bolt.Tx, recipient string, ids []uint64, recs [][]byte) err
 
 // Ack removes recipient's unacknowledged entries whose ids are in ids and
 // returns how many it removed, once the removal is logged and flushed
-// (the next checkpoint deletes them from the file). Ids that are unknown,
+// (the next checkpoint deletes them from the file). An Ack of more than
+// 8192 ids is logged in parts of 8192, each atomic: on an error, the
+// count says what the parts before it removed. Ids that are unknown,
 // already acknowledged, repeated, or another recipient's are ignored; an
 // Ack that matches nothing writes nothing.
 func (s *Store) Ack(recipient string, ids []uint64) (int, error) {
@@ -237,11 +240,17 @@ func (s *Store) Ack(recipient string, ids []uint64) (int, error) {
 	if len(found) == 0 {
 		return 0, nil
 	}
-	w := &write{kind: frameAck, recipient: recipient, ids: found}
-	if err := s.commits.do(s, w); err != nil {
-		return 0, err
+	// A large Ack is logged in parts, so that no write is larger than
+	// the log can take (maxLog); each part is atomic.
+	n := 0
+	for part := range slices.Chunk(found, min(maxAckIDs, int(maxLog()/16))) {
+		w := &write{kind: frameAck, recipient: recipient, ids: part}
+		if err := s.commits.do(s, w); err != nil {
+			return n, err
+		}
+		n += len(w.gone)
 	}
-	return len(w.gone), nil
+	return n, nil
 }
 
 // Close waits for the operations in flight to finish (their posts are
@@ -256,10 +265,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.waitBackground()
-	var err error
-	if s.log.tail > 0 || s.log.broken || s.frozen != nil {
-		_, err = s.checkpointNow(nil)
-	}
+	_, err := s.checkpointNow(nil) // always: it takes the file's tag back to formatTag
 	return errors.Join(err, s.logs[0].close(), s.logs[1].close(), s.db.Close())
 }
 
@@ -271,12 +277,15 @@ type Stats struct {
 	// Checkpoints counts the log's checkpoints into the bbolt file (each
 	// an ordinary bbolt commit: two flushes).
 	Checkpoints uint64
+	// Refused counts the posts, once posts and acks refused with
+	// ErrLogFull: the log was at its bound and could not be checkpointed.
+	Refused uint64
 }
 
 // Stats returns the counters. Commits/Posts shows how well concurrent posts
 // share commits.
 func (s *Store) Stats() Stats {
-	return Stats{Posts: s.nPosts.Load(), Acked: s.nAcked.Load(), Commits: s.nCommits.Load(), Checkpoints: s.nCheckpoints.Load()}
+	return Stats{Posts: s.nPosts.Load(), Acked: s.nAcked.Load(), Commits: s.nCommits.Load(), Checkpoints: s.nCheckpoints.Load(), Refused: s.nRefused.Load()}
 }
 
 // acquire takes closeMu shared, or fails if the Store is closed.

@@ -163,7 +163,7 @@ func TestStoreOpenErrors(t *testing.T) {
 	if err := fileUpdate(s, func(tx *bolt.Tx) error { return tx.Bucket(metaBucket).Put(formatKey, []byte("diagrelay-mailbox/4")) }); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	abandon(s) // Close would tag it diagrelay-mailbox/3 again
 
 	for _, c := range []struct{ path, want string }{
 		{write("text.db", bytes.Repeat([]byte("not a database\n"), 2000)), "not a bbolt file"},

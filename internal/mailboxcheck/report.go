@@ -97,6 +97,8 @@ func formatNote(tag string) string {
 		return " (an older edition: serve migrates it in place when it starts; docs/mailbox.md)"
 	case "diagrelay-mailbox/3":
 		return ""
+	case "diagrelay-mailbox/3+log":
+		return " (a serve has it open, or stopped without closing it: its log may hold what the file does not yet; docs/mailbox.md)"
 	}
 	return " (not a format this diagrelay reads)"
 }
