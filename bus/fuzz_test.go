@@ -54,10 +54,30 @@ type fuzzOutcome struct {
 	panics []string // "topic:id" per reported panic
 }
 
-// decode turns ops into steps: each step is two bytes, kind and argument.
-func decode(ops []byte, step func(kind, topic int, arg byte)) {
+// fuzzSteps is what the steps of ops do, on the bus or on the model.
+type fuzzSteps struct {
+	on    func(fuzzHandler)
+	off   func(arg int) // the subscription arg modulo how many there are
+	emit  func(topic string, arg byte)
+	close func()
+}
+
+// decode runs ops as steps: each step is two bytes, kind and argument.
+func decode(ops []byte, s fuzzSteps) {
 	for i := 0; i+1 < len(ops); i += 2 {
-		step(int(ops[i]&7), int(ops[i]>>3)%len(fuzzTopics), ops[i+1])
+		kind, topic, arg := int(ops[i]&7), int(ops[i]>>3)%len(fuzzTopics), ops[i+1]
+		switch kind {
+		case 0, 1, 2:
+			s.on(handlerFor(topic, arg))
+		case 3, 4:
+			s.off(int(arg))
+		case 5, 6:
+			s.emit(fuzzTopics[topic], arg)
+		case 7:
+			if arg == 0 {
+				s.close()
+			}
+		}
 	}
 }
 
@@ -115,21 +135,15 @@ func runReal(ops []byte) fuzzOutcome {
 			}
 		})
 	}
-	decode(ops, func(kind, topic int, arg byte) {
-		switch kind {
-		case 0, 1, 2:
-			subscribe(handlerFor(topic, arg))
-		case 3, 4:
+	decode(ops, fuzzSteps{
+		on: subscribe,
+		off: func(arg int) {
 			if len(offs) > 0 {
-				offs[int(arg)%len(offs)]()
+				offs[arg%len(offs)]()
 			}
-		case 5, 6:
-			b.Emit(fuzzTopics[topic], arg)
-		case 7:
-			if arg == 0 {
-				b.Close()
-			}
-		}
+		},
+		emit:  func(topic string, arg byte) { b.Emit(topic, arg) },
+		close: b.Close,
 	})
 	return out
 }
@@ -189,21 +203,15 @@ func runModel(ops []byte) fuzzOutcome {
 			}
 		}
 	}
-	decode(ops, func(kind, topic int, arg byte) {
-		switch kind {
-		case 0, 1, 2:
-			subscribe(handlerFor(topic, arg))
-		case 3, 4:
+	decode(ops, fuzzSteps{
+		on: subscribe,
+		off: func(arg int) {
 			if len(subs) > 0 {
-				subs[int(arg)%len(subs)].removed = true
+				subs[arg%len(subs)].removed = true
 			}
-		case 5, 6:
-			emit(fuzzTopics[topic])
-		case 7:
-			if arg == 0 {
-				closed = true
-			}
-		}
+		},
+		emit:  func(topic string, _ byte) { emit(topic) },
+		close: func() { closed = true },
 	})
 	return out
 }

@@ -18,24 +18,41 @@ const maxClaimRounds = 8
 // errNoEntry is what casEntry's change is given for a key with no entry.
 var errNoEntry = errors.New("no entry")
 
+// seenEntry is an entry as a watch of the bucket brought it, with its
+// revision.
+type seenEntry struct {
+	e   entry
+	rev uint64
+}
+
 // casEntry reads key's entry and hands it to change, with errNoEntry for a
 // missing key or the decoding's error; if change asks to write (its entry
 // changed in place), the entry is written with a compare-and-set on the
 // revision read, and on a lost race read and changed again. It returns the
 // entry and its revision as last read or written; an error from change
 // ends it with that error.
-func casEntry(ctx context.Context, kv jetstream.KeyValue, key string, change func(e *entry, readErr error) (write bool, err error)) (entry, uint64, error) {
+//
+// seen, if not nil, stands in for the first read: the compare-and-set on
+// its revision fails if the entry changed since, and the next round reads
+// the bucket. So a claim of an entry the watch already brought costs one
+// round trip to the stream, the synced write, not a read first.
+func casEntry(ctx context.Context, kv jetstream.KeyValue, key string, seen *seenEntry, change func(e *entry, readErr error) (write bool, err error)) (entry, uint64, error) {
 	for range maxClaimRounds {
 		var e entry
 		var rev uint64
 		readErr := errNoEntry
-		kve, err := kv.Get(ctx, key)
-		switch {
-		case err == nil:
-			rev = kve.Revision()
-			e, readErr = decodeEntry(kve.Value())
-		case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
-			return entry{}, 0, err
+		if seen != nil {
+			e, rev, readErr = seen.e, seen.rev, nil
+			seen = nil
+		} else {
+			kve, err := kv.Get(ctx, key)
+			switch {
+			case err == nil:
+				rev = kve.Revision()
+				e, readErr = decodeEntry(kve.Value())
+			case !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted):
+				return entry{}, 0, err
+			}
 		}
 		write, err := change(&e, readErr)
 		if err != nil || !write {
@@ -59,8 +76,14 @@ func casEntry(ctx context.Context, kv jetstream.KeyValue, key string, change fun
 //
 // rev is the entry's revision that holds the claim: a watch may still bring
 // older revisions of it afterwards, which say nothing about the claim.
-func claim(ctx context.Context, kv jetstream.KeyValue, name, token string) (entry, uint64, error) {
-	e, rev, err := casEntry(ctx, kv, tokenKey(sha256.Sum256([]byte(token))), func(e *entry, readErr error) (bool, error) {
+// seen is the entry open and unclaimed as the watch last brought it, or
+// nil (casEntry); only such an entry is taken without a read, since only
+// the compare-and-set of a write checks that it is still current.
+func claim(ctx context.Context, kv jetstream.KeyValue, name, token string, seen *seenEntry) (entry, uint64, error) {
+	if seen != nil && (!seen.e.Open || seen.e.Edge != "") {
+		seen = nil
+	}
+	e, rev, err := casEntry(ctx, kv, tokenKey(sha256.Sum256([]byte(token))), seen, func(e *entry, readErr error) (bool, error) {
 		switch {
 		case readErr == errNoEntry:
 			return false, service.ErrTokenUnknown

@@ -130,11 +130,15 @@ func (l *link) open(ctx context.Context, c *Config, create bool) error {
 	l.js = js
 	if create {
 		l.stream, err = settle(ctx, func(ctx context.Context) (jetstream.Stream, error) {
+			retention, err := streamRetention(ctx, js, c.logger())
+			if err != nil {
+				return nil, err
+			}
 			return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 				Name:       StreamName,
 				Subjects:   []string{ReportSubject + ".*", CountsSubject + ".*"},
 				Storage:    jetstream.FileStorage,
-				Retention:  jetstream.WorkQueuePolicy,
+				Retention:  retention,
 				Discard:    jetstream.DiscardNew,
 				MaxBytes:   DefaultStreamBytes,
 				MaxMsgSize: maxMessageBytes,
@@ -162,6 +166,31 @@ func (l *link) open(ctx context.Context, c *Config, create bool) error {
 		}
 	}
 	return l.checkStorage(ctx, c)
+}
+
+// streamRetention is the retention the home gives the stream: limits, so
+// that the home's acknowledgement of a report writes nothing to the
+// stream's disk, and the home purges what it has acknowledged every
+// PruneEvery (consume.go). With work-queue retention every acknowledgement
+// removes its message, and the removal is one more synced write on the
+// stream for each report, in line with the edges' publishes. A stream made
+// with work-queue retention stays so (JetStream cannot change it, and
+// deleting it could lose reports an edge just published): it works, at
+// that cost, and the home says how to have it made anew.
+func streamRetention(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (jetstream.RetentionPolicy, error) {
+	s, err := js.Stream(ctx, StreamName)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return jetstream.LimitsPolicy, nil
+	case err != nil:
+		return 0, err
+	}
+	if r := s.CachedInfo().Config.Retention; r == jetstream.WorkQueuePolicy {
+		log.Warn("cluster: the stream has work-queue retention, which costs a synced write per acknowledged report; "+
+			"to have it made with limits retention, stop the edges and the home, delete the stream once it is empty, and start the home", "stream", StreamName)
+		return r, nil
+	}
+	return jetstream.LimitsPolicy, nil
 }
 
 // checkStorage refuses a stream or a bucket that is not on file with the

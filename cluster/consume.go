@@ -47,7 +47,8 @@ func (h *Home) consume(m *relay.Manager, f Forgetter) {
 	}
 }
 
-// pruneLoop forgets old report ids every PruneEvery until the home closes.
+// pruneLoop forgets old report ids and purges the stream's acknowledged
+// messages every PruneEvery until the home closes.
 func (h *Home) pruneLoop(f Forgetter) {
 	t := time.NewTicker(h.PruneEvery)
 	defer t.Stop()
@@ -56,24 +57,40 @@ func (h *Home) pruneLoop(f Forgetter) {
 		case <-h.ctx.Done():
 			return
 		case <-t.C:
-			if f != nil {
-				h.prune(f)
-			}
+			h.prune(f)
 		}
 	}
 }
 
 // prune forgets the ids of reports at or below the consumer's
-// acknowledgement floor: the stream will not deliver those again.
+// acknowledgement floor, which the stream will not deliver again, and
+// purges those messages from the stream: the home acknowledged each (after
+// its mailbox commit) or terminated it, and it is the stream's only
+// consumer. One purge removes them all, where work-queue retention removed
+// each at its acknowledgement with a synced write of its own
+// (streamRetention).
 func (h *Home) prune(f Forgetter) {
 	info, err := h.cons.Info(h.ctx)
 	if err != nil {
 		return
 	}
-	if floor := info.AckFloor.Stream; floor > 0 {
+	floor := info.AckFloor.Stream
+	if floor == 0 {
+		return
+	}
+	if f != nil {
 		if n, err := f.ForgetOnceThrough(floor); err == nil {
 			h.stats.pruned.Add(uint64(n))
 		}
+	}
+	if floor > h.purged {
+		if err := h.l.stream.Purge(h.ctx, jetstream.WithPurgeSequence(floor+1)); err != nil {
+			if h.ctx.Err() == nil {
+				h.log.Warn("cluster: purging the acknowledged reports failed; next time", "err", err)
+			}
+			return
+		}
+		h.purged = floor
 	}
 }
 

@@ -12,7 +12,8 @@
 //
 // An Edge is a serve with children only (serve --join): the Directory of
 // its server, it claims a token at its first hello with a compare-and-set
-// on the bucket, and it is its relay.Manager's mailbox: each report the
+// on the bucket (on the entry its watch brought, when it did: one write, no
+// read), and it is its relay.Manager's mailbox: each report the
 // edge's gate admits is published with a unique Nats-Msg-Id, and Post
 // returns, so the child's reply is written, only after JetStream's
 // acknowledgement. It watches the bucket and revokes a claimed token the
@@ -26,8 +27,8 @@
 // A Home runs three goroutines from Start to Close: the bucket's watch (its
 // index of entries), the revoker (sets queued tokens closed), and the
 // consumer (at most 64 deliveries at once, each on its own goroutine, and
-// the pruning of old ids). An Edge runs two: the watch and the counts
-// ticker. Each has one mutex, a leaf: nothing is called with it held, and
-// Directory.Revoked, which the server calls under its token table's lock,
-// only queues. Network calls carry a 5 s deadline (DefaultPublishWait).
+// the pruning of old ids and the purge of acknowledged reports). An Edge
+// runs two: the watch and the counts ticker. Each has one mutex, a leaf:
+// nothing is called with it held, and Directory.Revoked, which the server
+// calls under its token table's lock, only queues. Network calls carry a 5 s deadline (DefaultPublishWait).
 package cluster

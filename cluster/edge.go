@@ -44,6 +44,10 @@ type Edge struct {
 	byPath map[string][32]byte  // path → its newest claim
 	sent   map[[32]byte]relay.RemoteCounts
 	gone   map[[32]byte]bool // revoked claims: forgotten after their last counts
+	// unclaimed holds the entries open and not claimed yet, as the watch
+	// last brought them: a hello on one of them claims it with one write
+	// and no read (claim.go).
+	unclaimed map[[32]byte]seenEntry
 
 	// CountsEvery is how often the edge publishes the counts that changed;
 	// set before Start.
@@ -68,6 +72,7 @@ func NewEdge(ctx context.Context, c Config) (*Edge, error) {
 	}
 	e := &Edge{cfg: c, log: c.logger(), l: l, name: c.Name, boot: newBoot(),
 		claims: make(map[[32]byte]claimed), byPath: make(map[string][32]byte), sent: make(map[[32]byte]relay.RemoteCounts), gone: make(map[[32]byte]bool),
+		unclaimed:   make(map[[32]byte]seenEntry),
 		CountsEvery: time.Second}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	return e, nil
@@ -103,6 +108,13 @@ func (e *Edge) Start(srv *service.Server) error {
 		watchBucket(e.ctx, e.l.kv, e.log, ready, func(hash [32]byte, rev uint64, en entry, ok bool) {
 			e.mu.Lock()
 			c, mine := e.claims[hash]
+			if ok && en.Open && en.Edge == "" {
+				if old, had := e.unclaimed[hash]; !had || rev > old.rev {
+					e.unclaimed[hash] = seenEntry{en, rev}
+				}
+			} else {
+				delete(e.unclaimed, hash)
+			}
 			e.mu.Unlock()
 			if mine && c.revokedBy(rev, en, ok, e.name) {
 				if srv.RevokeToken(hash) {
@@ -145,16 +157,25 @@ func (e *Edge) Revoked([32]byte) {}
 // Closed is false: an edge knows no thread of its own.
 func (e *Edge) Closed(string) bool { return false }
 
-// Claim claims token for this edge with a compare-and-set on the bucket.
+// Claim claims token for this edge with a compare-and-set on the bucket,
+// on the entry as the watch brought it when it did.
 func (e *Edge) Claim(token string) (service.DirectoryEntry, error) {
 	ctx, cancel := context.WithTimeout(e.ctx, DefaultPublishWait)
 	defer cancel()
-	en, rev, err := claim(ctx, e.l.kv, e.name, token)
+	h := sha256.Sum256([]byte(token))
+	e.mu.Lock()
+	seen, ok := e.unclaimed[h]
+	e.mu.Unlock()
+	var known *seenEntry
+	if ok {
+		known = &seen
+	}
+	en, rev, err := claim(ctx, e.l.kv, e.name, token, known)
 	if err != nil {
 		return service.DirectoryEntry{}, err
 	}
-	h := sha256.Sum256([]byte(token))
 	e.mu.Lock()
+	delete(e.unclaimed, h)
 	e.claims[h] = claimed{en.Path, rev}
 	e.byPath[en.Path] = h
 	e.mu.Unlock()

@@ -39,8 +39,10 @@ type Home struct {
 	wake    chan struct{}                // 1 slot: pending grew
 
 	// PruneEvery is how often the home forgets the ids of reports the
-	// stream will not deliver again; set before Start.
+	// stream will not deliver again, and purges them from the stream; set
+	// before Start.
 	PruneEvery time.Duration
+	purged     uint64 // the stream is purged through this sequence (pruneLoop's own)
 
 	stats homeStats
 }
@@ -177,7 +179,7 @@ func (h *Home) Closed(path string) bool {
 func (h *Home) Claim(token string) (service.DirectoryEntry, error) {
 	ctx, cancel := context.WithTimeout(h.ctx, DefaultPublishWait)
 	defer cancel()
-	e, _, err := claim(ctx, h.l.kv, HomeName, token)
+	e, _, err := claim(ctx, h.l.kv, HomeName, token, nil)
 	return e.directory(), err
 }
 
@@ -221,7 +223,7 @@ func (h *Home) setClosed(hash [32]byte) error {
 	defer cancel()
 	key := tokenKey(hash)
 	unreadable, wrote := false, false
-	_, _, err := casEntry(ctx, h.l.kv, key, func(e *entry, readErr error) (bool, error) {
+	_, _, err := casEntry(ctx, h.l.kv, key, nil, func(e *entry, readErr error) (bool, error) {
 		unreadable = readErr != nil && readErr != errNoEntry
 		wrote = readErr == nil && e.Open
 		e.Open = false

@@ -184,7 +184,7 @@ func TestHomeTermsOnlyOnProof(t *testing.T) {
 	ctx := t.Context()
 	claimAs := func(name string) func(*testing.T, string) {
 		return func(t *testing.T, tok string) {
-			if _, _, err := claim(ctx, kv, name, tok); err != nil {
+			if _, _, err := claim(ctx, kv, name, tok, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // benchOrigin carries a monotonic reading, as the relay's clock does.
@@ -144,11 +146,7 @@ func BenchmarkGateMemory(b *testing.B) {
 // Parse of a typical JSON-bridge payload, for scale: the sanitizer's work
 // dominates, and it runs before the Gate.
 func BenchmarkParse(b *testing.B) {
-	payload := map[string]any{
-		"level":   "warning",
-		"message": "lint: 12 problems in internal/relay/deliver.go, see the report",
-		"source":  "golangci-lint",
-	}
+	payload := testutil.LintReport()
 	b.ReportAllocs()
 	for range b.N {
 		sinkReport, _ = Parse(payload)

@@ -74,7 +74,7 @@ func benchmarkPost(b *testing.B, noSync bool) {
 			b.Run(fmt.Sprintf("posters=%d/checksum=%s", posters, checksum), func(b *testing.B) {
 				s := openStore(b, filepath.Join(b.TempDir(), "mailbox.db"))
 				s.noCRC = checksum == "off"
-				s.db.NoSync = noSync
+				s.db.NoSync, s.log.noSync = noSync, noSync
 				b.ReportAllocs()
 				if want == 1 {
 					for b.Loop() {

@@ -26,6 +26,9 @@ type Report struct {
 	// Unaddressable counts entries that name no recipient at all (a log
 	// key too short to hold an id and a recipient: only damage makes one).
 	Unaddressable int
+	// Log is what the log beside the file holds (nil if Check did not
+	// get as far as reading it).
+	Log *LogReport
 	// Format is the file's format tag ("diagrelay-mailbox/1", "/2" or
 	// "/3"; docs/mailbox.md), "" if it has none.
 	Format string
@@ -133,8 +136,10 @@ func (r *Report) problem(err error) {
 // countRecords counts the entries of every edition's layout: log (third
 // edition) and the per-recipient buckets under recipients (first and
 // second editions, and what a migration has not moved yet, or cannot
-// move), merged per recipient.
+// move), merged per recipient, with the log beside the file (LogPath)
+// applied: its posts counted, the entries its acks remove not.
 func (r *Report) countRecords(tx *bolt.Tx) error {
+	posts, acked := r.scanLogFor(tx)
 	byName := map[string]*RecipientReport{}
 	of := func(name []byte) *RecipientReport {
 		rr := byName[string(name)]
@@ -153,9 +158,15 @@ func (r *Report) countRecords(tx *bolt.Tx) error {
 				r.Unaddressable++
 			case v == nil:
 				of(name).Unaddressable++ // a bucket where a record goes
+			case acked[logKeyOf{id, string(name)}]:
 			default:
 				of(name).count(id, v)
 			}
+		}
+	}
+	for _, f := range posts {
+		if !acked[logKeyOf{f.id, f.recipient}] {
+			of([]byte(f.recipient)).count(f.id, f.rec)
 		}
 	}
 	if boxes := tx.Bucket(recipientsBucket); boxes != nil {

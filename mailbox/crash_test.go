@@ -1,20 +1,19 @@
 package mailbox
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // crashEnv names the file the helper process posts to; when it is unset
@@ -26,6 +25,18 @@ const crashEnv = "DIAGRELAY_MAILBOX_CRASH_FILE"
 // a commit holds posts for many recipients; else 8 goroutines post to
 // /root and /k.
 const crashRecipientsEnv = "DIAGRELAY_MAILBOX_CRASH_RECIPIENTS"
+
+// crashCheckpointEnv, if set, is the helper's checkpointAt in bytes (so
+// that checkpoints come often), and crashStageEnv, if set, a checkpoint
+// stage (see checkpointing) at which the helper's third checkpoint prints
+// "STAGE <stage>" and stops, for the parent to kill it there.
+// crashAckEnv, if set, makes the helper ack what it reads, printing
+// "ACKING text" before each Ack and "ACK text" once it has returned.
+const (
+	crashCheckpointEnv = "DIAGRELAY_MAILBOX_CRASH_CHECKPOINT_AT"
+	crashStageEnv      = "DIAGRELAY_MAILBOX_CRASH_STAGE"
+	crashAckEnv        = "DIAGRELAY_MAILBOX_CRASH_ACK"
+)
 
 // crashRecipients is the helper's recipients for n (see crashRecipientsEnv).
 func crashRecipients(n int) []string {
@@ -47,6 +58,22 @@ func TestCrashHelperProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("helper process for TestCrashDurability")
 	}
+	if at, err := strconv.ParseInt(os.Getenv(crashCheckpointEnv), 10, 64); err == nil {
+		checkpointAt = at
+	}
+	var out sync.Mutex
+	if stage := os.Getenv(crashStageEnv); stage != "" {
+		n := 0
+		checkpointing = func(at string) {
+			if at == stage {
+				if n++; n == 3 {
+					out.Lock()
+					os.Stdout.WriteString("STAGE " + stage + "\n")
+					select {} // killed here
+				}
+			}
+		}
+	}
 	s, err := Open(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -54,7 +81,37 @@ func TestCrashHelperProcess(t *testing.T) {
 	}
 	n, _ := strconv.Atoi(os.Getenv(crashRecipientsEnv))
 	recipients := crashRecipients(n)
-	var out sync.Mutex
+	if os.Getenv(crashAckEnv) != "" {
+		// say prints word and each entry's text, a line each, in one write.
+		say := func(word string, es []Entry) {
+			var b strings.Builder
+			for _, e := range es {
+				text, _, _ := strings.Cut(e.Message, " #")
+				b.WriteString(word + " " + text + "\n")
+			}
+			out.Lock()
+			os.Stdout.WriteString(b.String())
+			out.Unlock()
+		}
+		go func() {
+			for {
+				for _, r := range recipients {
+					es, err := s.Read(r, 50)
+					if err != nil {
+						fmt.Fprintln(os.Stderr, err)
+						os.Exit(3)
+					}
+					es = es[:min(len(es), len(es)/2+1)]
+					say("ACKING", es)
+					if _, err := s.Ack(r, ids(es)); err != nil {
+						fmt.Fprintln(os.Stderr, err)
+						os.Exit(3)
+					}
+					say("ACK", es)
+				}
+			}
+		}()
+	}
 	for g := range max(8, len(recipients)) {
 		go func() {
 			recipient := recipients[g%len(recipients)]
@@ -76,51 +133,77 @@ func TestCrashHelperProcess(t *testing.T) {
 
 // Every Post that returned before a SIGKILL is in the file exactly once,
 // and the file opens cleanly and passes bbolt's consistency check.
-func TestCrashDurability(t *testing.T) { crashDurability(t, 2) }
+func TestCrashDurability(t *testing.T) { crashDurability(t, 2, nil) }
 
 // The same with 64 posters to 64 recipients: each commit of the log
 // (docs/mailbox.md) holds many recipients' entries, and the index rebuilt
 // at Open finds each under its own.
-func TestCrashDurabilityManyRecipients(t *testing.T) { crashDurability(t, 64) }
+func TestCrashDurabilityManyRecipients(t *testing.T) { crashDurability(t, 64, nil) }
 
-func crashDurability(t *testing.T, nRecipients int) {
+// With checkpoints every 16 KiB of log and a reader acking half of what
+// it reads: the kill lands between commits of the log and checkpoints,
+// and an entry whose Ack returned never comes back.
+func TestCrashBetweenCheckpoints(t *testing.T) {
+	crashDurability(t, 8, []string{crashCheckpointEnv + "=16384", crashAckEnv + "=1"})
+}
+
+// Killed inside a checkpoint: its transaction written but not committed
+// (replay brings the log back), and committed but the log not yet begun
+// again (replay must skip the whole log: nothing twice).
+func TestCrashDuringCheckpoint(t *testing.T) {
+	for _, stage := range []string{"written", "committed"} {
+		t.Run(stage, func(t *testing.T) {
+			crashDurability(t, 8, []string{crashCheckpointEnv + "=16384", crashAckEnv + "=1", crashStageEnv + "=" + stage})
+		})
+	}
+}
+
+func crashDurability(t *testing.T, nRecipients int, env []string) {
 	if testing.Short() {
 		t.Skip("runs a subprocess")
 	}
 	path := filepath.Join(t.TempDir(), "mailbox.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashRecipientsEnv+"="+strconv.Itoa(nRecipients))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill() // if the test fails before the timer does it
-	// Kill after the first acknowledged posts plus a while, mid-stream.
+	env = append([]string{crashEnv + "=" + path, crashRecipientsEnv + "=" + strconv.Itoa(nRecipients)}, env...)
+	p := testutil.StartSubprocess(t, "TestCrashHelperProcess", env...)
+	defer p.Kill() // if the test fails before the timer does it
+	// Kill after the first acknowledged posts plus a while, mid-stream,
+	// or when the helper says it stopped in a checkpoint.
+	atStage := slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, crashStageEnv+"=") })
 	acked := map[string]string{} // text -> recipient
-	sc := bufio.NewScanner(stdout)
+	gone := map[string]bool{}    // texts whose Ack returned
+	going := map[string]bool{}   // texts whose Ack was called
 	var timer *time.Timer
-	for sc.Scan() {
-		recipient, text, ok := strings.Cut(sc.Text(), " ")
+	stopped := false
+	for p.Stdout.Scan() {
+		line := p.Stdout.Text()
+		if rest, ok := strings.CutPrefix(line, "ACKING "); ok {
+			going[rest] = true
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "ACK "); ok {
+			gone[rest] = true
+			continue
+		}
+		if strings.HasPrefix(line, "STAGE ") {
+			stopped = true
+			p.Kill()
+			continue
+		}
+		recipient, text, ok := strings.Cut(line, " ")
 		if !ok {
-			t.Fatalf("helper printed %q", sc.Text())
+			t.Fatalf("helper printed %q", line)
 		}
 		acked[text] = recipient
-		if timer == nil {
-			timer = time.AfterFunc(500*time.Millisecond, func() { cmd.Process.Kill() })
+		if timer == nil && !atStage {
+			timer = time.AfterFunc(500*time.Millisecond, p.Kill)
 		}
 	}
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("helper ended with %v, not by SIGKILL; stderr:\n%s", err, stderr.String())
+	p.WaitKilled(t)
+	if atStage && !stopped {
+		t.Fatal("the helper was killed, but not in the checkpoint")
 	}
 	if len(acked) < 10 {
-		t.Fatalf("only %d posts acknowledged before the kill; stderr:\n%s", len(acked), stderr.String())
+		t.Fatalf("only %d posts acknowledged before the kill; stderr:\n%s", len(acked), p.Stderr())
 	}
 
 	s, err := Open(path, WithLockTimeout(0))
@@ -160,11 +243,14 @@ func crashDurability(t *testing.T, nRecipients int) {
 		if n != 1 {
 			t.Errorf("%s stored %d times", text, n)
 		}
+		if gone[text] {
+			t.Errorf("%s was acknowledged (its Ack returned) but is back", text)
+		}
 	}
 	for text := range acked {
-		if found[text] != 1 {
+		if found[text] != 1 && !going[text] {
 			t.Errorf("%s acknowledged by Post but not in the file", text)
 		}
 	}
-	t.Logf("%d posts acknowledged, %d in the file (the rest were in flight)", len(acked), len(found))
+	t.Logf("%d posts acknowledged, %d of them acked by the reader, %d in the file (the rest were in flight)", len(acked), len(gone), len(found))
 }

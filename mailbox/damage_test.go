@@ -308,10 +308,7 @@ func TestCheckLockedAndMissing(t *testing.T) {
 // records is listed, not an error. Check agrees with Open.
 func TestStoreDamagedPages(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "src.db")
-	s, err := Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, src)
 	for i := range 300 { // sequential, so the layout is the same every run
 		mustPost(t, s, msg([]string{"/root", "/root", "/k"}[i%3], "/root/x", "m", i))
 	}

@@ -9,9 +9,9 @@
 // The contract:
 //
 //   - Post stores a message under a new id and returns only once it is
-//     stored: in memory for Memory; committed to the file and fsynced for
-//     Store, so a message whose Post returned survives a crash (kill -9,
-//     power loss on a disk that honors fsync). An error means nothing was
+//     stored: in memory for Memory; for Store, written to its log and
+//     flushed (fdatasync), so a message whose Post returned survives a
+//     crash (kill -9, power loss on a disk that honors its flushes). An error means nothing was
 //     stored. A message with no recipient, over MaxRecipientBytes or
 //     MaxMessageBytes, or with a time outside years 0 to 9999 (which JSON
 //     cannot carry) is refused by both implementations alike.
@@ -31,8 +31,9 @@
 //     it removed. Ids that are unknown, already acknowledged, repeated or
 //     another recipient's are ignored and not counted, so a reader can
 //     repeat an Ack safely and cannot remove other threads' messages. An
-//     acknowledged entry is deleted (Store commits the deletion before Ack
-//     returns), so the file holds only what is still to be read.
+//     acknowledged entry is deleted (Store logs the deletion and flushes
+//     it before Ack returns, and the next checkpoint removes the entry
+//     from the file), so the file holds only what is still to be read.
 //   - Message times are kept at nanosecond precision and returned in UTC,
 //     without a monotonic clock reading. Nothing in the package reads the
 //     clock.
@@ -42,14 +43,26 @@
 // Thread status is not stored here: it is memory-only and
 // belongs to the relay.
 //
+// Store commits a write by appending it to a log of its own beside the
+// bbolt file (DIR/mailbox.log.0 and .1) with one fdatasync, and writes the
+// log into the bbolt file in checkpoints (in the background past 2 MiB of
+// log, while commits go on in the other file; at Open and at Close); what
+// the log holds meanwhile is kept in memory too, for Read. So a
+// commit costs one flush, where a bbolt commit costs two. The log is
+// bounded (two epochs of 4 MiB): if checkpoints keep failing, writes fail
+// with ErrLogFull once it is full, and go on after one succeeds. While a
+// Store has the file open it is tagged diagrelay-mailbox/3+log, so that a
+// diagrelay without the log refuses it after a crash. docs/mailbox.md,
+// "One flush a commit", tells the log, its checkpoints and what a crash
+// or a power loss can leave.
+//
 // Store commits concurrent writes together (group commit): a Post that
 // arrives while a commit is being written joins the next commit, which
-// starts as soon as the previous one ends (before that one's records are
-// read back and its posters answered), with no timer: a leader that finds
-// fewer than 4 writes queued yields the processor once, so that posters
-// already running join it. A lone poster pays one commit per Post; many
-// posters share fsyncs. Stats
-// reports commits per post. Close waits for the writes in flight, then
+// starts as soon as the previous one ends (before that one's posters are
+// answered), with no timer: a leader that finds fewer than 4 writes
+// queued yields the processor once, so that posters already running join
+// it. A lone poster pays one flush per Post; many posters share flushes.
+// Stats reports commits per post. Close waits for the writes in flight, then
 // closes the file; a second process (or Store) opening the same file
 // meanwhile fails with ErrLocked after the lock timeout instead of hanging.
 //
@@ -58,8 +71,9 @@
 // file, fails bbolt's consistency check or is not a mailbox is refused
 // (ErrCorrupt) and left as it is. Every record written carries a CRC-32C
 // over its id and content (records of the first format, without one, still
-// read; Check counts them as unchecked), and a Post returns nil only once
-// its record reads back from the committed file as written. Check reports
+// read; Check counts them as unchecked), every frame of the log a CRC-32C
+// of its own, and a Post returns nil only once its frame reads back from
+// the flushed log as written. Check reports
 // on a file without changing it. Damage gives an error, never a panic.
 //
 // The file is of the third edition (format tag diagrelay-mailbox/3): every

@@ -44,6 +44,12 @@ var (
 	// ErrLocked is wrapped by Open's error when another Store, in this or
 	// another process, holds the file.
 	ErrLocked = errors.New("mailbox: store file is locked by another process or Store")
+	// ErrLogFull is wrapped by the error of a Post, PostOnce or Ack that
+	// found the Store's log at its bound while the log could not be
+	// checkpointed into the file (the disk full, an I/O error): nothing of
+	// it was stored. Writes go on once a checkpoint succeeds again
+	// (docs/mailbox.md, "Checkpoints").
+	ErrLogFull = errors.New("mailbox: the log is full and cannot be checkpointed into the file")
 )
 
 // validate reports why m cannot be stored, or nil. Both implementations call

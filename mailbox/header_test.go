@@ -36,11 +36,7 @@ func TestCheckHeader(t *testing.T) {
 // a valid meta fits in the file.
 func FuzzCheckHeader(f *testing.F) {
 	path := filepath.Join(f.TempDir(), "mailbox.db")
-	s, err := Open(path)
-	if err != nil {
-		f.Fatal(err)
-	}
-	s.Close()
+	openStore(f, path).Close()
 	head, err := os.ReadFile(path)
 	if err != nil {
 		f.Fatal(err)

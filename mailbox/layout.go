@@ -30,6 +30,14 @@ var (
 	recipientsBucket = []byte("recipients") // first and second editions
 	formatKey        = []byte("format")
 	formatTag        = []byte("diagrelay-mailbox/3")
+	// formatTagOpen is the tag while a Store has the file open: every
+	// checkpoint but Close's writes it, Close's writes formatTag. The
+	// layout is the same; the tag differs so that a diagrelay that does not
+	// read the log (DIR/mailbox.log.*) refuses a file whose log may hold
+	// what the file does not yet ("unsupported mailbox format"), after a
+	// crash, rather than lose it without a word (docs/mailbox.md,
+	// "Going back").
+	formatTagOpen = []byte("diagrelay-mailbox/3+log")
 	// formatTagV2 is the tag of second-edition files: records with
 	// checksums, one bucket per recipient. formatTagV1 is the tag of
 	// first-edition files, whose records have no checksum. Open migrates

@@ -1,18 +1,16 @@
 package mailbox
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // A first- or second-edition file opens: Open migrates it in place to the
@@ -84,7 +82,11 @@ func TestMigrateOldFiles(t *testing.T) {
 			if err != nil || after.Format != string(formatTag) {
 				t.Fatalf("Check after: %+v, %v", after, err)
 			}
+			if !before.Log.Missing || after.Log.Missing || after.Log.Posts != 0 {
+				t.Fatalf("the log: before %+v, after %+v", before.Log, after.Log)
+			}
 			after.Format, before.Format = "", ""
+			after.Log, before.Log = nil, nil
 			if fmt.Sprintf("%+v", after) != fmt.Sprintf("%+v", before) {
 				t.Fatalf("Check counts changed by the migration:\n before %+v\n after  %+v", before, after)
 			}
@@ -151,29 +153,14 @@ func TestMigrateCrash(t *testing.T) {
 		return unacked
 	}
 	for _, killAfter := range []int{3, 2} { // chunks committed before the kill
-		cmd := exec.Command(os.Args[0], "-test.run=^TestMigrateHelperProcess$", "-test.count=1")
-		cmd.Env = append(os.Environ(), migrateCrashEnv+"="+path)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(out)
-		for seen := 0; seen < killAfter && sc.Scan(); {
-			if strings.HasPrefix(sc.Text(), "moved ") {
+		p := testutil.StartSubprocess(t, "TestMigrateHelperProcess", migrateCrashEnv+"="+path)
+		for seen := 0; seen < killAfter && p.Stdout.Scan(); {
+			if strings.HasPrefix(p.Stdout.Text(), "moved ") {
 				seen++
 			}
 		}
-		cmd.Process.Kill()
-		err = cmd.Wait()
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("helper ended with %v, not by SIGKILL; stderr:\n%s", err, stderr.String())
-		}
+		p.Kill()
+		p.WaitKilled(t)
 		if fileFormat(t, path) != string(formatTag) {
 			t.Fatalf("format %q after the kill", fileFormat(t, path))
 		}

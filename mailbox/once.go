@@ -20,70 +20,44 @@ var onceBucket = []byte("once")
 const MaxOnceID = 256
 
 // PostOnce is Post, but stores m only if no message was stored under id
-// before (and not forgotten since): the id and the record are written in
-// one transaction, so a crash stores both or neither, and a redelivery of
-// an id already stored returns dup true, storing nothing. seq orders ids
-// for ForgetOnceThrough.
+// before (and not forgotten since): the id and the record are logged in
+// one frame, so a crash stores both or neither, and a redelivery of an id
+// already stored returns dup true, storing nothing. seq orders ids for
+// ForgetOnceThrough.
 func (s *Store) PostOnce(id string, seq uint64, m diag.ParentMessage) (dup bool, err error) {
 	if id == "" || len(id) > MaxOnceID {
 		return false, fmt.Errorf("mailbox: a once id must be 1 to %d bytes, not %d", MaxOnceID, len(id))
 	}
-	if err := validate(&m); err != nil {
-		return false, fmt.Errorf("mailbox: %w", err)
+	w, err := s.postWrite(&m)
+	if err != nil {
+		return false, err
 	}
-	body := encodeBody(nil, &m)
-	if !recordIs(body, &m) {
-		return false, fmt.Errorf("mailbox: internal error: the record of a message does not decode back to it")
-	}
-	sum := bodySum(body)
+	w.kind, w.once, w.onceSeq = frameOnce, id, seq
 	if err := s.acquire(); err != nil {
 		return false, err
 	}
 	defer s.closeMu.RUnlock()
-	var v [8]byte
-	binary.BigEndian.PutUint64(v[:], seq)
-	wrote := &stored{recipient: m.Recipient}
-	err = s.commits.doChecked(s, func(tx *bolt.Tx) error {
-		dup, wrote.key = false, nil // the function may run twice (runBatch)
-		once, err := tx.CreateBucketIfNotExists(onceBucket)
-		if err != nil {
-			return err
-		}
-		if once.Get([]byte(id)) != nil {
-			dup = true
-			return nil
-		}
-		if err := once.Put([]byte(id), v[:]); err != nil {
-			return err
-		}
-		nid, err := tx.Bucket(metaBucket).NextSequence()
-		if err != nil {
-			return err
-		}
-		log := tx.Bucket(logBucket)
-		log.FillPercent = logFillPercent
-		rec := sealRecord(append([]byte(nil), body...), sum, nid)
-		wrote.id, wrote.key, wrote.rec = nid, logKey(nid, m.Recipient), rec
-		return log.Put(wrote.key, rec)
-	}, wrote)
-	if err == nil && !dup {
+	if err := s.commits.do(s, w); err != nil {
+		return false, err
+	}
+	if !w.dup {
 		s.nPosts.Add(1)
 	}
-	return dup, err
+	return w.dup, nil
 }
 
 // ForgetOnceThrough forgets the ids that PostOnce stored with a sequence
-// at most seq, in one transaction, and returns how many: a cluster home
-// calls it with its consumer's acknowledgement floor, below which no
-// message is delivered again.
+// at most seq, and returns how many: a cluster home calls it with its
+// consumer's acknowledgement floor, below which no message is delivered
+// again. It checkpoints the log and forgets in the same transaction.
 func (s *Store) ForgetOnceThrough(seq uint64) (int, error) {
 	if err := s.acquire(); err != nil {
 		return 0, err
 	}
 	defer s.closeMu.RUnlock()
 	n := 0
-	err := s.commits.do(s, func(tx *bolt.Tx) error {
-		n = 0
+	err := s.commits.do(s, &write{ckpt: func(tx *bolt.Tx) error {
+		n = 0 // the checkpoint may be tried twice
 		once := tx.Bucket(onceBucket)
 		if once == nil {
 			return nil
@@ -102,7 +76,7 @@ func (s *Store) ForgetOnceThrough(seq uint64) (int, error) {
 		}
 		n = len(drop)
 		return nil
-	})
+	}})
 	return n, err
 }
 
@@ -112,10 +86,30 @@ func (s *Store) OnceIDs() (int, error) {
 		return 0, err
 	}
 	defer s.closeMu.RUnlock()
+	// Pending ids that a checkpoint has written into the file but not yet
+	// dropped from memory are in the bucket too: the file's log mark, in
+	// the same transaction as the bucket's count, says which those are.
+	type pending struct{ epoch, n uint64 }
+	var ps [2]pending
+	s.pendMu.RLock()
+	ps[0] = pending{s.pend.epoch, uint64(len(s.pend.onces))}
+	if s.frozen != nil {
+		ps[1] = pending{s.frozen.epoch, uint64(len(s.frozen.onces))}
+	}
+	s.pendMu.RUnlock()
 	n := 0
 	err := s.view(func(tx *bolt.Tx) error {
+		mark, err := readMark(tx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.epoch > mark {
+				n += int(p.n)
+			}
+		}
 		if once := tx.Bucket(onceBucket); once != nil {
-			n = once.Stats().KeyN
+			n += once.Stats().KeyN
 		}
 		return nil
 	})

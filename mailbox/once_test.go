@@ -1,8 +1,10 @@
 package mailbox
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,41 +21,30 @@ func onceMsg(text string) diag.ParentMessage {
 // lets an id be stored again.
 func TestPostOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, path)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	stored := 0
+	var stored atomic.Int32
 	for range 16 { // the same id from 16 posters: one wins
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			dup, err := s.PostOnce("edge-1 a.1", 7, onceMsg("one"))
 			if err != nil {
 				t.Error(err)
 			}
 			if !dup {
-				mu.Lock()
-				stored++
-				mu.Unlock()
+				stored.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	if stored != 1 {
-		t.Fatalf("the same id stored %d times", stored)
+	if n := stored.Load(); n != 1 {
+		t.Fatalf("the same id stored %d times", n)
 	}
 	if dup, err := s.PostOnce("edge-1 a.2", 9, onceMsg("two")); dup || err != nil {
 		t.Fatalf("a new id: dup %v, %v", dup, err)
 	}
 	s.Close()
 
-	if s, err = Open(path); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = openStore(t, path)
 	if dup, err := s.PostOnce("edge-1 a.1", 7, onceMsg("one")); !dup || err != nil {
 		t.Fatalf("after reopening, a stored id: dup %v, %v", dup, err)
 	}
@@ -77,5 +68,51 @@ func TestPostOnce(t *testing.T) {
 	r, err := Check(path)
 	if err != nil || len(r.Problems) != 0 || len(r.Recipients) != 1 {
 		t.Fatalf("check of a file with once ids: %+v, %v", r, err)
+	}
+}
+
+// OnceIDs counts each id once while a checkpoint has written the pending
+// ids into the file but not yet dropped them from memory: in the
+// background, and in the leader (ForgetOnceThrough's).
+func TestOnceIDsDuringCheckpoint(t *testing.T) {
+	defer func(at int64) { checkpointAt = at }(checkpointAt)
+	checkpointAt = 8 << 10
+	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+	entered, release := make(chan struct{}), make(chan struct{})
+	checkpointing = func(stage string) {
+		if stage == "committed" {
+			checkpointing = nil
+			close(entered)
+			<-release
+		}
+	}
+	t.Cleanup(func() { checkpointing = nil })
+	posted := 0
+	for waiting := true; waiting; posted++ {
+		if _, err := s.PostOnce(fmt.Sprintf("edge %d", posted), uint64(posted), msg("/root", "/root/x", "m", posted)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-entered:
+			waiting = false
+		default:
+		}
+	}
+	n, err := s.OnceIDs()
+	close(release)
+	if err != nil || n != posted {
+		t.Fatalf("OnceIDs during a background checkpoint: %d, %v; want %d", n, err, posted)
+	}
+
+	var during int
+	checkpointing = func(stage string) {
+		if stage == "committed" {
+			checkpointing = nil
+			during, err = s.OnceIDs()
+		}
+	}
+	forgot, ferr := s.ForgetOnceThrough(9)
+	if ferr != nil || err != nil || during != posted-forgot || forgot != 10 {
+		t.Fatalf("OnceIDs while ForgetOnceThrough checkpoints: %d, %v (forgot %d, %v); want %d", during, err, forgot, ferr, posted-10)
 	}
 }

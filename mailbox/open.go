@@ -52,7 +52,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, idx: newIndex()}
+	s := &Store{db: db, path: path, idx: newIndex(), pend: newPending(0)}
 	if err := s.view(func(tx *bolt.Tx) error { return trust(tx, path) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
@@ -69,7 +69,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err == nil {
 		err = s.view(s.buildIndex)
 	}
+	if err == nil {
+		err = s.replayLog()
+	}
 	if err != nil {
+		for _, l := range s.logs {
+			if l != nil {
+				l.close()
+			}
+		}
 		db.Close()
 		return nil, fmt.Errorf("mailbox: %s: %w", path, err)
 	}
@@ -288,7 +296,7 @@ func checkLayout(tx *bolt.Tx) (layoutState, error) {
 			return 0, fmt.Errorf("%w: no recipients bucket", ErrCorrupt)
 		}
 		return layoutOld, nil
-	case !bytes.Equal(tag, formatTag):
+	case !bytes.Equal(tag, formatTag) && !bytes.Equal(tag, formatTagOpen):
 		return 0, fmt.Errorf("unsupported mailbox format %q (this diagrelay reads %q, %q and %q)", tag, formatTagV1, formatTagV2, formatTag)
 	}
 	if tx.Bucket(logBucket) == nil {

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,7 +46,7 @@ func TestStoreCorruptRecords(t *testing.T) {
 		}, []uint64{}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if err := s.update(func(tx *bolt.Tx) error {
+			if err := fileUpdate(s, func(tx *bolt.Tx) error {
 				b := tx.Bucket(logBucket)
 				c := b.Cursor()
 				for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -84,7 +84,7 @@ func TestStoreCorruptRecords(t *testing.T) {
 		})
 	}
 	// The last state has no damaged record; damage one and ack it.
-	if err := s.update(func(tx *bolt.Tx) error {
+	if err := fileUpdate(s, func(tx *bolt.Tx) error {
 		return tx.Bucket(logBucket).Put(badKey, rec[:5])
 	}); err != nil {
 		t.Fatal(err)
@@ -95,91 +95,59 @@ func TestStoreCorruptRecords(t *testing.T) {
 	}
 }
 
-// A write is answered only if its record reads back as written after the
-// commit: a record that differs or is missing fails its write alone.
-func TestStoreReadBack(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
-	put := func(recipient string, id uint64, rec []byte) func(*bolt.Tx) error {
-		return func(tx *bolt.Tx) error {
-			return tx.Bucket(logBucket).Put(logKey(id, recipient), rec)
-		}
-	}
-	cases := []struct {
-		fn    func(*bolt.Tx) error
-		wrote *stored
-		ok    bool
-	}{
-		{put("/root", 1, []byte("one")), &stored{"/root", 1, logKey(1, "/root"), []byte("one")}, true},
-		{put("/root", 2, []byte("two")), &stored{"/root", 2, logKey(2, "/root"), []byte("tw0")}, false},
-		{put("/root", 3, []byte("three")), &stored{"/root", 4, logKey(4, "/root"), []byte("three")}, false},
-		{put("/root", 5, []byte("five")), &stored{"/k", 5, logKey(5, "/k"), []byte("five")}, false},
-		{put("/root", 6, []byte("six")), &stored{"/root", 6, logKey(6, "/root"), []byte("six")}, true},
-	}
-	// Alone, and together in one batch (one read transaction, one cursor).
-	for _, c := range cases {
-		if err := s.commits.doChecked(s, c.fn, c.wrote); (err == nil) != c.ok || (err != nil && !errors.Is(err, ErrCorrupt)) {
-			t.Errorf("%q alone: %v", c.wrote.key, err)
-		}
-	}
-	batch := make([]*write, len(cases))
-	for i, c := range cases {
-		batch[i] = &write{fn: c.fn, wrote: c.wrote}
-	}
-	errs, rb := s.runBatch(batch)
-	if rb != nil {
-		rb.check(batch, errs)
-	}
-	for i, err := range errs {
-		if (err == nil) != cases[i].ok {
-			t.Errorf("%q in a batch: %v", cases[i].wrote.key, err)
-		}
-	}
-}
-
-// Post itself answers only when its record reads back as written. Another
-// write committed in the same batch overwrites the Post's record (what a
-// bug or a damaged page would do): that Post fails with ErrCorrupt, the
-// others of the batch succeed, and ReadPage lists the record as damaged
-// rather than serve it.
-func TestPostFailsWhenItsRecordDoesNotReadBack(t *testing.T) {
-	s := openStore(t, filepath.Join(t.TempDir(), "mailbox.db"))
+// Post answers only when its frame reads back from the log as written.
+// Here the log's bytes are changed after the flush (what a bug or a
+// damaged disk would do) in a commit of three posts: the post whose frame
+// differs, and the one after it, fail with ErrCorrupt and are not stored
+// (replay would stop at the damaged frame); the first is stored. The log
+// is checkpointed at once, so later commits never follow the damage.
+func TestPostFailsWhenItsFrameDoesNotReadBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	s := openStore(t, path)
 	mustPost(t, s, msg("/root", "/root/x", "before", 0))
-	// A leader holds its commit open until the Post and the overwrite are
-	// queued behind it, so that both go into the next batch, in that order.
-	hold := make(chan struct{})
-	release := sync.OnceFunc(func() { close(hold) })
-	t.Cleanup(release) // before the Store's Close, which waits for the Post
-	results := make(chan error, 3)
-	go func() {
-		results <- s.commits.do(s, func(*bolt.Tx) error { <-hold; return nil })
-	}()
-	// leading is set in the same critical section that takes the batch.
-	testutil.Eventually(t, 5*time.Second, "the holding commit leading", func() bool { return leading(s) })
-	postErr := make(chan error, 1)
-	go func() { postErr <- s.Post(msg("/root", "/root/x", "overwritten", 1)) }()
-	waitQueued(t, s, 1)
-	go func() {
-		results <- s.commits.do(s, func(tx *bolt.Tx) error {
-			last := tx.Bucket(metaBucket).Sequence() // the id the Post just took
-			return tx.Bucket(logBucket).Put(logKey(last, "/root"), []byte("\x02 not the record"))
-		})
-	}()
-	waitQueued(t, s, 2)
-	release()
-	if err := <-postErr; !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "did not read back") {
-		t.Fatalf("Post of an overwritten record: %v; want ErrCorrupt", err)
+	release, leaderDone := holdCommit(s)
+	results := make([]chan error, 3)
+	for i := range results {
+		results[i] = make(chan error, 1)
+		go func() { results[i] <- s.Post(msg("/root", "/root/x", fmt.Sprint("batch", i), i+1)) }()
+		waitQueued(t, s, i+1)
 	}
-	for range 2 {
-		if err := <-results; err != nil {
-			t.Fatalf("the other writes of the batch: %v", err)
+	logWritten = func(f *os.File, off int64, n int) {
+		logWritten = nil
+		// The second frame: past the first, whose length is in its header.
+		b := make([]byte, n)
+		f.ReadAt(b, off)
+		_, first, err := decodeFrame(b)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.WriteAt([]byte("XX"), off+int64(first)+frameHeader+2)
+	}
+	t.Cleanup(func() { logWritten = nil })
+	base := s.Stats()
+	release()
+	if err := <-leaderDone; err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, false} {
+		err := <-results[i]
+		if (err == nil) != want || (err != nil && (!errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "did not read back"))) {
+			t.Errorf("post %d: %v", i, err)
 		}
 	}
-	p, err := s.ReadPage("/root", 0)
-	if err != nil || fmt.Sprint(messages(p.Messages)) != "[before #0]" || fmt.Sprint(p.Damaged) != "[2]" {
-		t.Fatalf("ReadPage: %v damaged %v, %v; want [before #0] damaged [2]", messages(p.Messages), p.Damaged, err)
+	if st := s.Stats(); st.Posts-base.Posts != 1 || st.Checkpoints == base.Checkpoints {
+		t.Fatalf("stats %+v after %+v: want one more post and a checkpoint", st, base)
 	}
-	if st := s.Stats(); st.Posts != 1 {
-		t.Fatalf("Stats.Posts = %d; the failed Post must not count", st.Posts)
+	mustPost(t, s, msg("/root", "/root/x", "after", 9))
+	want := "[before #0 batch0 #1 after #9]"
+	if got := fmt.Sprint(messages(mustRead(t, s, "/root", 0))); got != want {
+		t.Fatalf("read %s, want %s", got, want)
+	}
+	abandon(s)
+	s = openStore(t, path)
+	if got := fmt.Sprint(messages(mustRead(t, s, "/root", 0))); got != want {
+		t.Fatalf("after a crash, read %s, want %s", got, want)
 	}
 }
 
@@ -208,7 +176,7 @@ func TestDamageBounds(t *testing.T) {
 	const nDamaged = MaxReadLimit + 5
 	path := filepath.Join(t.TempDir(), "mailbox.db")
 	s := openStore(t, path)
-	if err := s.update(func(tx *bolt.Tx) error {
+	if err := fileUpdate(s, func(tx *bolt.Tx) error {
 		log := tx.Bucket(logBucket)
 		for id := uint64(1); id <= nDamaged; id++ {
 			if err := log.Put(logKey(id, "/root"), []byte{recordV2, 'x', 'x', 'x', 'x'}); err != nil {

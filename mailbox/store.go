@@ -3,8 +3,10 @@ package mailbox
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +36,24 @@ type Store struct {
 	closed  bool
 
 	commits committer
-	idx     *index // whose entries are where in log
+	idx     *index // whose entries are where: in log, or pending
+
+	// logs are the log's two files (LogPaths), log the one epoch is
+	// written in, pend what the epoch holds, in memory, and frozen what
+	// the epoch before it holds while a background checkpoint writes it
+	// into db, done when bg is closed (checkpoint.go). Only the commit
+	// leader (or Open and Close, alone) uses logs, log, epoch, bg, lastID
+	// and frameBuf, and changes pend and frozen, under pendMu, which
+	// readers take shared (the background checkpoint sets frozen to nil).
+	logs     [2]*logFile
+	log      *logFile
+	epoch    uint64
+	pendMu   sync.RWMutex
+	pend     pendingState
+	frozen   *pendingState
+	bg       chan struct{}
+	lastID   uint64 // the last id given
+	frameBuf []byte
 
 	// noCRC makes Post write zeros where a record's CRC-32C goes instead
 	// of computing it; the record, its verification before the commit and
@@ -43,59 +62,53 @@ type Store struct {
 	// computing the checksum costs a Post.
 	noCRC bool
 
-	nPosts, nAcked, nCommits atomic.Uint64
+	nPosts, nAcked, nCommits, nCheckpoints, nRefused atomic.Uint64
 }
 
 // Path returns the file's path as given to Open.
 func (s *Store) Path() string { return s.path }
 
-// Post stores m under the next id and returns once the transaction holding
-// it is committed and fsynced and the record reads back from the file as
-// written. Posts that arrive while another commit is being written are
-// committed together in the next one (group commit), so concurrent posters
-// share fsyncs and a lone poster waits for one commit. An error means m
-// was not stored, or (wrapping ErrCorrupt) that its record did not read
-// back, in which case Read reports it as damaged rather than serve it. A
-// message that breaks the package limits gets the same error as Memory's.
+// Post stores m under the next id and returns once its frame is written
+// to the log, flushed (one fdatasync) and read back from the file as
+// written (docs/mailbox.md, "One flush a commit"). Posts that arrive
+// while another commit is being written are committed together in the
+// next one (group commit), so concurrent posters share flushes and a lone
+// poster waits for one. An error means m was not stored (wrapping
+// ErrCorrupt if its frame did not read back). A message that breaks the
+// package limits gets the same error as Memory's.
 func (s *Store) Post(m diag.ParentMessage) error {
-	if err := validate(&m); err != nil {
-		return fmt.Errorf("mailbox: %w", err)
-	}
-	body := encodeBody(nil, &m)
-	// Verify the encoding here, in the poster's goroutine, so that the
-	// commit (serial) only seals it and compares bytes on read-back.
-	if !recordIs(body, &m) {
-		return fmt.Errorf("mailbox: internal error: the record of a message does not decode back to it")
-	}
-	var sum uint32
-	if !s.noCRC {
-		sum = bodySum(body)
+	w, err := s.postWrite(&m)
+	if err != nil {
+		return err
 	}
 	if err := s.acquire(); err != nil {
 		return err
 	}
 	defer s.closeMu.RUnlock()
-	wrote := &stored{recipient: m.Recipient}
-	err := s.commits.doChecked(s, func(tx *bolt.Tx) error {
-		id, err := tx.Bucket(metaBucket).NextSequence()
-		if err != nil {
-			return err
-		}
-		log := tx.Bucket(logBucket)
-		log.FillPercent = logFillPercent
-		var rec []byte // body has room for the checksum: no copy
-		if s.noCRC {
-			rec = append(body, 0, 0, 0, 0)
-		} else {
-			rec = sealRecord(body, sum, id)
-		}
-		wrote.id, wrote.key, wrote.rec = id, logKey(id, m.Recipient), rec
-		return log.Put(wrote.key, rec)
-	}, wrote)
-	if err == nil {
-		s.nPosts.Add(1)
+	if err := s.commits.do(s, w); err != nil {
+		return err
 	}
-	return err
+	s.nPosts.Add(1)
+	return nil
+}
+
+// postWrite checks and encodes m for a post, in the poster's goroutine,
+// so that the commit (serial) only seals it.
+func (s *Store) postWrite(m *diag.ParentMessage) (*write, error) {
+	if err := validate(m); err != nil {
+		return nil, fmt.Errorf("mailbox: %w", err)
+	}
+	body := encodeBody(nil, m)
+	// Verify the encoding here, so that what the log holds is known to
+	// decode back to m; the read-back then compares bytes.
+	if !recordIs(body, m) {
+		return nil, fmt.Errorf("mailbox: internal error: the record of a message does not decode back to it")
+	}
+	w := &write{kind: framePost, recipient: m.Recipient, body: body, noCRC: s.noCRC}
+	if !s.noCRC {
+		w.sum = bodySum(body)
+	}
+	return w, nil
 }
 
 // Page is one ReadPage result.
@@ -136,7 +149,10 @@ func (s *Store) ReadPage(recipient string, limit int) (Page, error) {
 	p := Page{Messages: []Entry{}, Damaged: []uint64{}}
 	// The ids come from the index a chunk at a time, so that no lock is
 	// held while the records are read; an id acknowledged meanwhile has
-	// no record any more and is passed over.
+	// no record any more and is passed over. Each chunk's records are
+	// looked up among the pending first and then, for the rest, in a
+	// read transaction begun after that: a record a checkpoint moved
+	// meanwhile is in the file by then.
 	var last uint64
 	for first := true; len(p.Messages) < limit && len(p.Damaged) < MaxReadLimit; first = false {
 		ids := s.idx.after(recipient, last, first, max(limit-len(p.Messages), 64))
@@ -144,40 +160,70 @@ func (s *Store) ReadPage(recipient string, limit int) (Page, error) {
 			break
 		}
 		last = ids[len(ids)-1]
-		err := s.view(func(tx *bolt.Tx) error {
-			// One cursor for the chunk (Bucket.Get makes one per call),
-			// and one key, rewritten: Seek keeps neither.
-			c := tx.Bucket(logBucket).Cursor()
-			key := logKey(0, recipient)
-			for _, id := range ids {
-				if len(p.Messages) == limit || len(p.Damaged) == MaxReadLimit {
-					break
-				}
-				binary.BigEndian.PutUint64(key, id)
-				k, v := c.Seek(key)
-				if v == nil || !bytes.Equal(k, key) {
-					continue // acknowledged meanwhile
-				}
-				m, _, err := decodeRecord(id, v)
-				if err != nil || m.Recipient != recipient {
-					p.Damaged = append(p.Damaged, id)
-					continue
-				}
-				p.Messages = append(p.Messages, Entry{ID: id, ParentMessage: m})
+		recs := make([][]byte, len(ids))
+		inFile := 0
+		s.pendMu.RLock()
+		for i, id := range ids {
+			r, ok := s.pend.recs[id]
+			if !ok && s.frozen != nil {
+				r, ok = s.frozen.recs[id]
 			}
-			return nil
-		})
-		if err != nil {
-			return Page{}, err
+			if ok && r.recipient == recipient {
+				recs[i] = r.rec
+			} else {
+				inFile++
+			}
+		}
+		s.pendMu.RUnlock()
+		if inFile > 0 {
+			if err := s.view(func(tx *bolt.Tx) error { return readRecords(tx, recipient, ids, recs) }); err != nil {
+				return Page{}, err
+			}
+		}
+		for i, id := range ids {
+			if len(p.Messages) == limit || len(p.Damaged) == MaxReadLimit {
+				break
+			}
+			if recs[i] == nil {
+				continue // acknowledged meanwhile
+			}
+			m, _, err := decodeRecord(id, recs[i])
+			if err != nil || m.Recipient != recipient {
+				p.Damaged = append(p.Damaged, id)
+				continue
+			}
+			p.Messages = append(p.Messages, Entry{ID: id, ParentMessage: m})
 		}
 	}
 	return p, nil
 }
 
+// readRecords fills in recs, for each id whose record is still nil, its
+// record in the file (a copy), or leaves it nil if there is none.
+func readRecords(tx *bolt.Tx, recipient string, ids []uint64, recs [][]byte) error {
+	// One cursor for the chunk (Bucket.Get makes one per call), and one
+	// key, rewritten: Seek keeps neither.
+	c := tx.Bucket(logBucket).Cursor()
+	key := logKey(0, recipient)
+	for i, id := range ids {
+		if recs[i] != nil {
+			continue
+		}
+		binary.BigEndian.PutUint64(key, id)
+		if k, v := c.Seek(key); v != nil && bytes.Equal(k, key) {
+			recs[i] = bytes.Clone(v)
+		}
+	}
+	return nil
+}
+
 // Ack removes recipient's unacknowledged entries whose ids are in ids and
-// returns how many it removed, once the removal is committed and fsynced.
-// Ids that are unknown, already acknowledged, repeated, or another
-// recipient's are ignored; an Ack that matches nothing writes nothing.
+// returns how many it removed, once the removal is logged and flushed
+// (the next checkpoint deletes them from the file). An Ack of more than
+// 8192 ids is logged in parts of 8192, each atomic: on an error, the
+// count says what the parts before it removed. Ids that are unknown,
+// already acknowledged, repeated, or another recipient's are ignored; an
+// Ack that matches nothing writes nothing.
 func (s *Store) Ack(recipient string, ids []uint64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -188,39 +234,29 @@ func (s *Store) Ack(recipient string, ids []uint64) (int, error) {
 	defer s.closeMu.RUnlock()
 
 	// Find what is there in the index first, so that a repeated Ack
-	// (usual with at-least-once readers) costs no commit.
+	// (usual with at-least-once readers) costs no commit. The leader
+	// looks again: a concurrent Ack may have removed some since.
 	found := s.idx.has(recipient, ids)
 	if len(found) == 0 {
 		return 0, nil
 	}
-	var gone []uint64
-	err := s.commits.do(s, func(tx *bolt.Tx) error {
-		gone = gone[:0] // the function may run twice (committer's solo retry)
-		log := tx.Bucket(logBucket)
-		for _, id := range found {
-			// Get first: a concurrent Ack may have removed some since.
-			k := logKey(id, recipient)
-			if log.Get(k) == nil {
-				continue
-			}
-			if err := log.Delete(k); err != nil {
-				return err
-			}
-			gone = append(gone, id)
+	// A large Ack is logged in parts, so that no write is larger than
+	// the log can take (maxLog); each part is atomic.
+	n := 0
+	for part := range slices.Chunk(found, min(maxAckIDs, int(maxLog()/16))) {
+		w := &write{kind: frameAck, recipient: recipient, ids: part}
+		if err := s.commits.do(s, w); err != nil {
+			return n, err
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
+		n += len(w.gone)
 	}
-	s.idx.remove(recipient, gone)
-	s.nAcked.Add(uint64(len(gone)))
-	return len(gone), nil
+	return n, nil
 }
 
 // Close waits for the operations in flight to finish (their posts are
-// committed), then closes the file and releases its lock. Later calls of
-// every method return ErrClosed, except Close, which returns nil.
+// committed), checkpoints the log into the file, then closes both and
+// releases the file's lock. Later calls of every method return ErrClosed,
+// except Close, which returns nil.
 func (s *Store) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
@@ -228,20 +264,28 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.db.Close()
+	s.waitBackground()
+	_, err := s.checkpointNow(nil) // always: it takes the file's tag back to formatTag
+	return errors.Join(err, s.logs[0].close(), s.logs[1].close(), s.db.Close())
 }
 
 // Stats counts a Store's work since Open.
 type Stats struct {
 	Posts   uint64 // messages stored by Post
 	Acked   uint64 // entries removed by Ack
-	Commits uint64 // write transactions committed (each fsyncs the file)
+	Commits uint64 // group commits of the log (each one fdatasync)
+	// Checkpoints counts the log's checkpoints into the bbolt file (each
+	// an ordinary bbolt commit: two flushes).
+	Checkpoints uint64
+	// Refused counts the posts, once posts and acks refused with
+	// ErrLogFull: the log was at its bound and could not be checkpointed.
+	Refused uint64
 }
 
 // Stats returns the counters. Commits/Posts shows how well concurrent posts
 // share commits.
 func (s *Store) Stats() Stats {
-	return Stats{Posts: s.nPosts.Load(), Acked: s.nAcked.Load(), Commits: s.nCommits.Load()}
+	return Stats{Posts: s.nPosts.Load(), Acked: s.nAcked.Load(), Commits: s.nCommits.Load(), Checkpoints: s.nCheckpoints.Load(), Refused: s.nRefused.Load()}
 }
 
 // acquire takes closeMu shared, or fails if the Store is closed.

@@ -230,26 +230,22 @@ func maxLen(re *syntax.Regexp) (int, bool) {
 		}
 		n, ok := maxLen(re.Sub[0])
 		return n * re.Max, ok
-	case syntax.OpConcat:
-		total := 0
+	case syntax.OpConcat, syntax.OpAlternate:
+		// A concatenation takes the sum of its parts, an alternation
+		// its longest branch.
+		n := 0
 		for _, s := range re.Sub {
-			n, ok := maxLen(s)
+			m, ok := maxLen(s)
 			if !ok {
 				return 0, false
 			}
-			total += n
-		}
-		return total, true
-	case syntax.OpAlternate:
-		most := 0
-		for _, s := range re.Sub {
-			n, ok := maxLen(s)
-			if !ok {
-				return 0, false
+			if re.Op == syntax.OpConcat {
+				n += m
+			} else {
+				n = max(n, m)
 			}
-			most = max(most, n)
 		}
-		return most, true
+		return n, true
 	}
 	return 0, false // star, plus
 }
@@ -290,17 +286,9 @@ func cut(re *syntax.Regexp) *syntax.Regexp {
 			}
 			return sub
 		}
-		return &syntax.Regexp{Op: syntax.OpRepeat, Min: re.Min, Max: re.Min, Sub: []*syntax.Regexp{re.Sub[0]}, Flags: re.Flags}
+		return atMin(re)
 	case syntax.OpAlternate:
-		out := &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags}
-		for _, s := range re.Sub {
-			c := cut(s)
-			if c == nil {
-				return nil
-			}
-			out.Sub = append(out.Sub, c)
-		}
-		return out
+		return alternate(re, cut)
 	case syntax.OpConcat:
 		out := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags}
 		for _, s := range re.Sub {
@@ -316,6 +304,25 @@ func cut(re *syntax.Regexp) *syntax.Regexp {
 		return out
 	}
 	return nil
+}
+
+// atMin is the repetition re at its minimum: x{n,m} and x{n,} as x{n}.
+func atMin(re *syntax.Regexp) *syntax.Regexp {
+	return &syntax.Regexp{Op: syntax.OpRepeat, Min: re.Min, Max: re.Min, Sub: []*syntax.Regexp{re.Sub[0]}, Flags: re.Flags}
+}
+
+// alternate is the alternation re with f applied to each alternative; nil
+// if f gives nil for any.
+func alternate(re *syntax.Regexp, f func(*syntax.Regexp) *syntax.Regexp) *syntax.Regexp {
+	out := &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags}
+	for _, s := range re.Sub {
+		c := f(s)
+		if c == nil {
+			return nil
+		}
+		out.Sub = append(out.Sub, c)
+	}
+	return out
 }
 
 func unicodeSimpleFold(r rune) rune { return unicode.SimpleFold(r) }
@@ -334,13 +341,9 @@ func shortest(re *syntax.Regexp) *syntax.Regexp {
 	case syntax.OpQuest:
 		return &syntax.Regexp{Op: syntax.OpEmptyMatch}
 	case syntax.OpRepeat:
-		return &syntax.Regexp{Op: syntax.OpRepeat, Min: re.Min, Max: re.Min, Sub: re.Sub, Flags: re.Flags}
+		return atMin(re)
 	case syntax.OpAlternate:
-		out := &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags}
-		for _, s := range re.Sub {
-			out.Sub = append(out.Sub, shortest(s))
-		}
-		return out
+		return alternate(re, shortest)
 	case syntax.OpConcat:
 		// Only the last part of a sequence may be cut short.
 		out := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: append([]*syntax.Regexp(nil), re.Sub...)}

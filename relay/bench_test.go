@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/diagrelay/diagrelay/diag"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/redact"
 	"github.com/diagrelay/diagrelay/relay"
@@ -98,11 +99,7 @@ func BenchmarkIdleRuntimes(b *testing.B) {
 // then redact): diag's BenchmarkParse with the secret scanner's work added,
 // which is most of the cost.
 func BenchmarkParseRedacted(b *testing.B) {
-	payload := map[string]any{
-		"level":   "warning",
-		"message": "lint: 12 problems in internal/relay/deliver.go, see the report",
-		"source":  "golangci-lint",
-	}
+	payload := testutil.LintReport()
 	b.ReportAllocs()
 	for range b.N {
 		sinkReport, _, _ = diag.ParseWith(payload, diag.ParseOptions{Clean: redact.Clean})

@@ -162,6 +162,15 @@ func (r *rig) inbox(t testing.TB, recipient string) []mailbox.Entry {
 	return es
 }
 
+// wantInbox fails the test unless recipient's mailbox holds want
+// messages; why names the case.
+func (r *rig) wantInbox(t testing.TB, recipient string, want int, why string) {
+	t.Helper()
+	if n := len(r.inbox(t, recipient)); n != want {
+		t.Fatalf("%s: %s's mailbox holds %d, want %d", why, recipient, n, want)
+	}
+}
+
 // drain reads and acknowledges every message for recipient, past the
 // per-read limit.
 func (r *rig) drain(t testing.TB, recipient string) []mailbox.Entry {

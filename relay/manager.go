@@ -228,13 +228,18 @@ func (m *Manager) Open(path, parent, owner string) (*Runtime, error) {
 // Status returns the thread's status, and false if the Manager has never
 // opened path.
 func (m *Manager) Status(path string) (Status, bool) {
-	m.mu.Lock()
-	t := m.threads[path]
-	m.mu.Unlock()
+	t := m.lookup(path)
 	if t == nil {
 		return Status{}, false
 	}
 	return t.status(), true
+}
+
+// lookup is the thread at path, nil if the Manager has never opened it.
+func (m *Manager) lookup(path string) *thread {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.threads[path]
 }
 
 // Close closes every live runtime, stops answering the capabilities probe

@@ -68,9 +68,7 @@ type ThreadSummary struct {
 // Thread returns the summary of the thread at path, and false if the
 // Manager has never opened it.
 func (m *Manager) Thread(path string) (ThreadSummary, bool) {
-	m.mu.Lock()
-	t := m.threads[path]
-	m.mu.Unlock()
+	t := m.lookup(path)
 	if t == nil {
 		return ThreadSummary{}, false
 	}

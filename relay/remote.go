@@ -128,9 +128,7 @@ type RemoteCounts struct {
 // so the home's status shows an edge's drops and redactions as its own
 // (docs/cluster.md). A thread the Manager does not know is ignored.
 func (m *Manager) SetRemoteCounts(path, edge, boot string, c RemoteCounts) {
-	m.mu.Lock()
-	t := m.threads[path]
-	m.mu.Unlock()
+	t := m.lookup(path)
 	if t == nil {
 		return
 	}

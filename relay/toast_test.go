@@ -26,9 +26,7 @@ func TestHostWideToastLimit(t *testing.T) {
 	if n := len(r.ui.all()); n != 10 {
 		t.Fatalf("shown %d, want 10", n)
 	}
-	if n := len(r.inbox(t, "/root")); n != 12 {
-		t.Fatalf("mailbox %d, want 12", n)
-	}
+	r.wantInbox(t, "/root", 12, "toasts limited, reports not")
 	if len(r.status(t, "/root/c11").Diagnostics) != 1 {
 		t.Fatal("held-back report missing from status")
 	}
@@ -77,9 +75,7 @@ func TestSummaryGoesBeforeTheNextNotification(t *testing.T) {
 	if n := len(r.ui.all()); n != 3 {
 		t.Fatalf("timer added a summary: %d shown", n)
 	}
-	if n := len(r.inbox(t, "/root")); n != 3 {
-		t.Fatalf("mailbox %d", n)
-	}
+	r.wantInbox(t, "/root", 3, "after the timer")
 }
 
 // A steady flood from many children shows one real notification per token,

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// The fourth edition's cases (docs/sanitizer.md): no cell past the 21
+// The cell rules' cases (docs/sanitizer.md): no cell past the 21
 // bytes tmux keeps, emoji ZWJ sequences included; a text starts with a
 // base; conjoining jamo are letters; the mark cap counts the full
 // decomposition; the Khitan filler stays with Khitan.

@@ -90,26 +90,11 @@ var channels = []channel{
 			var b strings.Builder
 			b.WriteString("e" + strings.Repeat("\u0301", maxMarks))
 			for _, c := range p {
-				for k := 6; k >= 0; k -= 2 {
-					b.WriteRune(0x0310 + rune(c>>k&3))
-				}
+				writeMarks(&b, 0x0310, c)
 			}
 			return b.String() + " ok"
 		},
-		decode: func(s string) []byte {
-			var out []byte
-			var c byte
-			n := 0
-			for _, r := range s {
-				if 0x0310 <= r && r < 0x0314 {
-					c = c<<2 | byte(r-0x0310)
-					if n++; n == 4 {
-						out, c, n = append(out, c), 0, 0
-					}
-				}
-			}
-			return out
-		},
+		decode: decodeMarks(0x0310),
 	},
 	{
 		// 2 again: marks within the 8 but past the 21 bytes a tmux cell
@@ -120,30 +105,15 @@ var channels = []channel{
 			var b strings.Builder
 			for _, c := range p {
 				b.WriteString("a" + strings.Repeat("\u20D6", 6))
-				for k := 6; k >= 0; k -= 2 {
-					b.WriteRune(0x20D0 + rune(c>>k&3))
-				}
+				writeMarks(&b, 0x20D0, c)
 				b.WriteByte(' ')
 			}
 			return b.String()
 		},
-		decode: func(s string) []byte {
-			var out []byte
-			var c byte
-			n := 0
-			for _, r := range s {
-				if 0x20D0 <= r && r < 0x20D4 {
-					c = c<<2 | byte(r-0x20D0)
-					if n++; n == 4 {
-						out, c, n = append(out, c), 0, 0
-					}
-				}
-			}
-			return out
-		},
+		decode: decodeMarks(0x20D0),
 	},
 	{
-		// The fourth edition's first: an emoji ZWJ chain past the 21
+		// An emoji ZWJ chain past the 21
 		// bytes of a cell, two elements a byte, after 👨‍👩‍👧 (which
 		// fills the cell): tmux draws none of them.
 		name: "emoji ZWJ chain past a cell",
@@ -159,16 +129,14 @@ var channels = []channel{
 		drawn:  true,
 	},
 	{
-		// The fourth edition's second: marks at the start of a message,
+		// Marks at the start of a message,
 		// which join the frame's ": " or quote: four a byte, two bits
 		// each in the choice of mark.
 		name: "leading marks",
 		encode: func(p []byte) string {
 			var b strings.Builder
 			for _, c := range p {
-				for k := 6; k >= 0; k -= 2 {
-					b.WriteRune(0x0300 + rune(c>>k&3))
-				}
+				writeMarks(&b, 0x0300, c)
 			}
 			return b.String() + "build ok"
 		},
@@ -272,5 +240,30 @@ func TestChannelsCarryNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// writeMarks writes c as 4 marks from the 4 that start at base, two bits
+// each, high bits first; decodeMarks reads them back.
+func writeMarks(b *strings.Builder, base rune, c byte) {
+	for k := 6; k >= 0; k -= 2 {
+		b.WriteRune(base + rune(c>>k&3))
+	}
+}
+
+func decodeMarks(base rune) func(string) []byte {
+	return func(s string) []byte {
+		var out []byte
+		var c byte
+		n := 0
+		for _, r := range s {
+			if base <= r && r < base+4 {
+				c = c<<2 | byte(r-base)
+				if n++; n == 4 {
+					out, c, n = append(out, c), 0, 0
+				}
+			}
+		}
+		return out
 	}
 }

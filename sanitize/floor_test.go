@@ -42,10 +42,7 @@ func TestIdempotentWhateverTheMarkOrder(t *testing.T) {
 		"क\u200d्\u093c\u0301",
 	} {
 		for _, limit := range []int{0, 3, 4, 5, 6, MessageLimit} {
-			out := Clean(in, limit)
-			for _, v := range violations(in, limit, out) {
-				t.Errorf("Clean(%+q, %d) = %+q: %s", in, limit, out, v)
-			}
+			cleanChecked(t, in, limit)
 		}
 	}
 }

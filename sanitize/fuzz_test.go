@@ -26,10 +26,7 @@ func FuzzClean(f *testing.F) {
 		// troublesome tokens, which random bytes rarely spell: mixed, and
 		// one script family at a time (idempotence whatever the mark order).
 		for _, in := range []string{string(data), tokens(data), indic(data), arabic(data), emojiText(data)} {
-			out := Clean(in, limit)
-			for _, v := range violations(in, limit, out) {
-				t.Errorf("Clean(%+q, %d) = %+q: %s", in, limit, out, v)
-			}
+			out := cleanChecked(t, in, limit)
 			// Fed in pieces, and byte by byte (which takes the slow paths
 			// only), a Writer agrees with Clean.
 			splits := []int{len(in) / 3, len(in) / 3, len(in)/3 + 1, len(in) / 2, len(in) - 2}
@@ -139,10 +136,7 @@ func TestBLNS(t *testing.T) {
 	}
 	for _, s := range list {
 		for _, limit := range []int{0, MessageLimit, SourceLimit, 12, 1} {
-			out := Clean(s, limit)
-			for _, v := range violations(s, limit, out) {
-				t.Errorf("Clean(%+q, %d) = %+q: %s", s, limit, out, v)
-			}
+			cleanChecked(t, s, limit)
 		}
 	}
 }

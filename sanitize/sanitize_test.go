@@ -14,16 +14,24 @@ type cleanCase struct {
 	want  string
 }
 
+// cleanChecked is Clean(in, limit), each way its result breaks the
+// contract (violations, invariants_test.go) reported as an error of t.
+func cleanChecked(t testing.TB, in string, limit int) string {
+	t.Helper()
+	out := Clean(in, limit)
+	for _, v := range violations(in, limit, out) {
+		t.Errorf("Clean(%+q, %d) = %+q: %s", in, limit, out, v)
+	}
+	return out
+}
+
 // run checks want, the invariants, and that a Writer fed the input in every
 // two-piece split and byte by byte produces the same text.
 func (tc cleanCase) run(t *testing.T) {
 	t.Helper()
-	got := Clean(tc.in, tc.limit)
+	got := cleanChecked(t, tc.in, tc.limit)
 	if got != tc.want {
 		t.Errorf("Clean(%+q, %d)\n got %+q\nwant %+q", tc.in, tc.limit, got, tc.want)
-	}
-	for _, v := range violations(tc.in, tc.limit, got) {
-		t.Errorf("Clean(%+q, %d) = %+q: %s", tc.in, tc.limit, got, v)
 	}
 	if len(tc.in) > 300 {
 		return

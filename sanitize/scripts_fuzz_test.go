@@ -104,10 +104,7 @@ func FuzzScripts(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, limit int) {
 		in := scriptText(data)
 		for _, limit := range []int{0, MessageLimit, SourceLimit, limit % 200} {
-			out := Clean(in, limit)
-			for _, v := range violations(in, limit, out) {
-				t.Errorf("Clean(%+q, %d) = %+q: %s", in, limit, out, v)
-			}
+			cleanChecked(t, in, limit)
 		}
 		out := Clean(in, 0)
 		if s, err := streamed(in, 0, []int{len(in) / 3, len(in) / 2}); err != nil || s != out {

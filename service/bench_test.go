@@ -40,8 +40,67 @@ func pump(b *testing.B, c net.Conn, frames [][]byte) {
 	wg.Wait()
 }
 
+// pumpAll pumps frames[i] on cs[i], every connection at once.
+func pumpAll(b *testing.B, cs []net.Conn, frames [][][]byte) {
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() { pump(b, c, frames[i]) })
+	}
+	wg.Wait()
+}
+
 func reportFrame(id int, msg string) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.report","params":{"level":"warning","message":%q,"source":"noisy"}}`+"\n", id, msg)
+}
+
+func helloFrame(token string) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", token)
+}
+
+// hello binds the raw connection c to token's runtime and reads the reply.
+func hello(b *testing.B, c net.Conn, token string) {
+	c.Write(helloFrame(token))
+	if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// dialN dials n raw connections to e's socket, closed when b ends.
+func dialN(b *testing.B, e *env, n int) []net.Conn {
+	cs := make([]net.Conn, n)
+	for i := range cs {
+		c, err := net.Dial("unix", e.socket)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		cs[i] = c
+	}
+	return cs
+}
+
+// floodFrames is per distinct report frames for each of n children.
+func floodFrames(n, per int) [][][]byte {
+	frames := make([][][]byte, n)
+	for i := range frames {
+		frames[i] = make([][]byte, per)
+		for j := range per {
+			frames[i][j] = reportFrame(j+1, fmt.Sprintf("flood %d message %d", i, j))
+		}
+	}
+	return frames
+}
+
+// durableEnv serves a mailbox file in dir on a clock that moves 2 s per
+// reading, so the rate window never binds.
+func durableEnv(b *testing.B, dir string) *env {
+	var tick atomic.Int64
+	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
+	store, err := mailbox.Open(filepath.Join(dir, "mailbox.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return startWith(b, relay.ModeRPC, store, now)
 }
 
 // Report frames from flooding children over the Unix socket, as a child's
@@ -55,42 +114,16 @@ func BenchmarkSocketFlood(b *testing.B) {
 
 func benchFlood(b *testing.B, conns int) {
 	e := start(b, relay.ModeRPC)
-	cs := make([]net.Conn, conns)
-	for i := range cs {
-		c, err := net.Dial("unix", e.socket)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		cs[i] = c
-	}
+	cs := dialN(b, e, conns)
 	// Bind each raw connection to its own child.
 	for i, c := range cs {
-		tok := e.open(fmt.Sprintf("/root/raw%d", i))
-		fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok)
-		if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
-			b.Fatal(err)
-		}
+		hello(b, c, e.open(fmt.Sprintf("/root/raw%d", i)))
 	}
-	frames := make([][][]byte, conns)
 	per := b.N/conns + 1
-	for i := range frames {
-		frames[i] = make([][]byte, per)
-		for j := range per {
-			frames[i][j] = reportFrame(j+1, fmt.Sprintf("flood %d message %d", i, j))
-		}
-	}
+	frames := floodFrames(conns, per)
 	b.ResetTimer()
 	start := time.Now()
-	var wg sync.WaitGroup
-	for i, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pump(b, c, frames[i])
-		}()
-	}
-	wg.Wait()
+	pumpAll(b, cs, frames)
 	b.ReportMetric(float64(conns*per)/time.Since(start).Seconds(), "frames/s")
 }
 
@@ -135,20 +168,11 @@ func dataDir(b *testing.B, kind string) string {
 }
 
 func benchDurable(b *testing.B, children, parents int, dir string) {
-	var tick atomic.Int64
-	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
-	store, err := mailbox.Open(filepath.Join(dir, "mailbox.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := startWith(b, relay.ModeRPC, store, now)
+	e := durableEnv(b, dir)
+	store := e.store
 	per := b.N/children + 1
-	type child struct {
-		c      net.Conn
-		frames [][]byte
-	}
-	cs := make([]child, children)
-	for i := range cs {
+	frames := make([][][]byte, children)
+	for i := range frames {
 		// One runtime per 20 reports: a hello frame switches the
 		// connection to the next one (same pipelined stream).
 		for j := range per {
@@ -158,35 +182,20 @@ func benchDurable(b *testing.B, children, parents int, dir string) {
 					path = fmt.Sprintf("/root/c%d/g%d", i%parents, j/20)
 				}
 				tok := e.open(path)
-				cs[i].frames = append(cs[i].frames, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok))
+				frames[i] = append(frames[i], helloFrame(tok))
 			}
-			cs[i].frames = append(cs[i].frames, reportFrame(j+1, fmt.Sprintf("child %d report %d", i, j)))
+			frames[i] = append(frames[i], reportFrame(j+1, fmt.Sprintf("child %d report %d", i, j)))
 		}
 	}
 	// Dialed only now, after every runtime is open: a connection must say
 	// hello within the hello timeout (2 s here), which opening hundreds of
 	// runtimes first could use up on a loaded machine.
-	for i := range cs {
-		c, err := net.Dial("unix", e.socket)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		cs[i].c = c
-	}
+	cs := dialN(b, e, children)
 	before := store.Stats()
 	wrote, _ := testutil.WriteBytes()
 	b.ResetTimer()
 	start := time.Now()
-	var wg sync.WaitGroup
-	for _, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pump(b, c.c, c.frames)
-		}()
-	}
-	wg.Wait()
+	pumpAll(b, cs, frames)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	after := store.Stats()
@@ -213,24 +222,10 @@ func BenchmarkSocketDurableLatency(b *testing.B) {
 	b.Run("disk=commit", func(b *testing.B) { testutil.DiskCommitProbe(b, b.TempDir()) })
 	b.Run("children=8", func(b *testing.B) {
 		const children = 8
-		var tick atomic.Int64
-		now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
-		store, err := mailbox.Open(filepath.Join(b.TempDir(), "mailbox.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		e := startWith(b, relay.ModeRPC, store, now)
+		e := durableEnv(b, b.TempDir())
 		per := max(b.N/children, 40) // at least 320 round trips for a p99
 		rtts := make([][]time.Duration, children)
-		conns := make([]net.Conn, children)
-		for i := range conns {
-			c, err := net.Dial("unix", e.socket)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			conns[i] = c
-		}
+		conns := dialN(b, e, children)
 		// One runtime per 20 reports, opened before the timing.
 		tokens := make([][]string, children)
 		for i := range tokens {
@@ -245,7 +240,7 @@ func BenchmarkSocketDurableLatency(b *testing.B) {
 				r := bufio.NewReader(c)
 				for j := range per {
 					if j%20 == 0 {
-						fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tokens[i][j/20])
+						c.Write(helloFrame(tokens[i][j/20]))
 						if _, err := r.ReadSlice('\n'); err != nil {
 							b.Error(err)
 							return
@@ -285,22 +280,9 @@ func BenchmarkSocketDurableLatency(b *testing.B) {
 // ratio (64/1) and the bytes written to storage per report of each.
 func BenchmarkSocketDurableParentsPaired(b *testing.B) {
 	const children, per = 64, 20 // per: diag.MaxPerGeneration, so one runtime a round
-	var tick atomic.Int64
-	now := func() time.Time { return time.Unix(0, 0).Add(time.Duration(tick.Add(1)) * 2 * time.Second) }
-	store, err := mailbox.Open(filepath.Join(b.TempDir(), "mailbox.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := startWith(b, relay.ModeRPC, store, now)
-	conns := make([]net.Conn, children)
-	for i := range conns {
-		c, err := net.Dial("unix", e.socket)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		conns[i] = c
-	}
+	e := durableEnv(b, b.TempDir())
+	store := e.store
+	conns := dialN(b, e, children)
 	var took [2]time.Duration // [0] one parent, [1] 64 parents
 	var wrote [2]int64
 	var posts [2]uint64
@@ -313,7 +295,7 @@ func BenchmarkSocketDurableParentsPaired(b *testing.B) {
 				path = fmt.Sprintf("/root/c%d/r%d", i, rounds)
 			}
 			tok := e.open(path)
-			frames[i] = append(frames[i], fmt.Appendf(nil, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok))
+			frames[i] = append(frames[i], helloFrame(tok))
 			for j := range per {
 				frames[i] = append(frames[i], reportFrame(j+1, fmt.Sprintf("round %d child %d report %d", rounds, i, j)))
 			}
@@ -321,11 +303,7 @@ func BenchmarkSocketDurableParentsPaired(b *testing.B) {
 		before := store.Stats().Posts
 		w0, _ := testutil.WriteBytes()
 		start := time.Now()
-		var wg sync.WaitGroup
-		for i, c := range conns {
-			wg.Go(func() { pump(b, c, frames[i]) })
-		}
-		wg.Wait()
+		pumpAll(b, conns, frames)
 		took[mode] += time.Since(start)
 		w1, _ := testutil.WriteBytes()
 		wrote[mode] += w1 - w0

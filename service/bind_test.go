@@ -275,16 +275,24 @@ func TestClaimClosesHosts(t *testing.T) {
 	if n := e.srv.Stats().PeerRefused; n != 3 {
 		t.Fatalf("Stats.PeerRefused = %d, want 3", n)
 	}
-	unrelated.mustCall("thread.list", nil)
-	time.Sleep(100 * time.Millisecond) // a close would have come by now
+	// The counts above say the server closed nothing (closeHostsUnder
+	// counts before the hello's reply). That the helper saw no close either:
+	// a close the server makes later, of p's child's connection by the
+	// runtime's close, comes through the same pipe; p's, made earlier,
+	// would have come by then.
+	unrelated.mustCall("runtime.close", map[string]string{"path": "/root/parent"})
+	timeout := time.After(10 * time.Second)
 	for {
 		select {
 		case l := <-p.lines:
-			if l == "p closed" {
+			switch l {
+			case "p closed":
 				t.Fatal("the parent's host connection was closed")
+			case "p/child closed":
+				return
 			}
-		default:
-			return
+		case <-timeout:
+			t.Fatal("no \"p/child closed\" within 10 s of the runtime's close")
 		}
 	}
 }

@@ -83,37 +83,17 @@ func benchEvents(b *testing.B, mode string) {
 		}
 	}
 	const children = 64
-	cs := make([]net.Conn, children)
-	for i := range cs {
-		c, err := net.Dial("unix", e.socket)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		tok := e.open(fmt.Sprintf("/root/c%d", i))
-		fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok)
-		if _, err := bufio.NewReader(c).ReadSlice('\n'); err != nil {
-			b.Fatal(err)
-		}
-		cs[i] = c
+	cs := dialN(b, e, children)
+	for i, c := range cs {
+		hello(b, c, e.open(fmt.Sprintf("/root/c%d", i)))
 	}
 	per := b.N/children + 1
-	frames := make([][][]byte, children)
-	for i := range frames {
-		frames[i] = make([][]byte, per)
-		for j := range per {
-			frames[i][j] = reportFrame(j+1, fmt.Sprintf("flood %d message %d", i, j))
-		}
-	}
+	frames := floodFrames(children, per)
 	received.Store(0)
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	t0 := time.Now()
-	var wg sync.WaitGroup
-	for i, c := range cs {
-		wg.Go(func() { pump(b, c, frames[i]) })
-	}
-	wg.Wait()
+	pumpAll(b, cs, frames)
 	elapsed := time.Since(t0)
 	cpu := cpuTime() - cpu0
 	b.StopTimer()

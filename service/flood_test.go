@@ -279,28 +279,7 @@ func TestDepartedPeersFramesAreDropped(t *testing.T) {
 // as fast as they can, and every new child's hello is answered promptly.
 func TestNewChildGetsThroughAConnectChurn(t *testing.T) {
 	e := start(t, relay.ModeRPC)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var churned atomic.Int64
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if c, err := net.Dial("unix", e.socket); err == nil {
-					c.Close()
-					churned.Add(1)
-				}
-			}
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
-	testutil.Eventually(t, 5*time.Second, "the churn under way", func() bool { return churned.Load() >= 100 })
+	churn := testutil.StartChurn(t, e.socket, 2)
 	var worst time.Duration
 	for i := range 10 {
 		tok := e.open(fmt.Sprintf("/root/new%d", i))
@@ -318,7 +297,7 @@ func TestNewChildGetsThroughAConnectChurn(t *testing.T) {
 		worst = max(worst, time.Since(begin))
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("slowest hello %v beside %d churned connections", worst, churned.Load())
+	t.Logf("slowest hello %v beside %d churned connections", worst, churn.Connected.Load())
 	// The 1 s target is measured by testdata/flood on the real binary;
 	// here, under -race on a shared box, the child must get through.
 	if worst > 5*time.Second {

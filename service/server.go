@@ -160,35 +160,17 @@ type Server struct {
 // New returns a Server with its own relay.Manager, whose notifications go
 // to the connected hosts as ui.notify.
 func New(c Config) *Server {
-	if c.HelloTimeout <= 0 {
-		c.HelloTimeout = DefaultHelloTimeout
-	}
-	if c.MaxPending <= 0 {
-		c.MaxPending = DefaultMaxPending
-	}
-	if c.MaxConnsPerChild <= 0 {
-		c.MaxConnsPerChild = DefaultMaxConnsPerChild
-	}
-	if c.MaxNested <= 0 {
-		c.MaxNested = DefaultMaxNested
-	}
-	if c.MaxUnsent <= 0 {
-		c.MaxUnsent = DefaultMaxUnsent
-	}
-	if c.MaxUnsentTotal <= 0 {
-		c.MaxUnsentTotal = DefaultMaxUnsentTotal
-	}
-	if c.CostRate <= 0 {
-		c.CostRate = DefaultCostRate
-	}
-	if c.CostBurst <= 0 {
-		c.CostBurst = DefaultCostBurst
-	}
+	orDefault(&c.HelloTimeout, DefaultHelloTimeout)
+	orDefault(&c.MaxPending, DefaultMaxPending)
+	orDefault(&c.MaxConnsPerChild, DefaultMaxConnsPerChild)
+	orDefault(&c.MaxNested, DefaultMaxNested)
+	orDefault(&c.MaxUnsent, DefaultMaxUnsent)
+	orDefault(&c.MaxUnsentTotal, DefaultMaxUnsentTotal)
+	orDefault(&c.CostRate, DefaultCostRate)
+	orDefault(&c.CostBurst, DefaultCostBurst)
+	orDefault(&c.Workers, runtime.GOMAXPROCS(0))
 	if c.ReturnMemory == nil {
 		c.ReturnMemory = returnMemory
-	}
-	if c.Workers <= 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.AfterFunc == nil {
 		c.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
@@ -233,6 +215,13 @@ func New(c Config) *Server {
 		s.log.Warn("secret redaction is off: a child's token in a report reaches the parent verbatim (docs/redaction.md)")
 	}
 	return s
+}
+
+// orDefault sets a zero or negative limit of a Config to its default.
+func orDefault[T int | time.Duration](p *T, def T) {
+	if *p <= 0 {
+		*p = def
+	}
 }
 
 // Manager returns the relay.Manager behind the server.

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/mailbox"
 )
 
@@ -42,11 +45,8 @@ func TestUnsentRepliesCostTheirBytes(t *testing.T) {
 	// Each peer is filled to 60 % of its bound: the frames still in its
 	// socket when the writing stops (about 220 KB, as many bytes of
 	// replies) take it to about 85 %, never past it.
-	fillUnsent(t, s, filepath.Join(dir, "s"), peers)
-	for prev := -1; prev != s.budget.total(); { // the frames in flight are handled
-		prev = s.budget.total()
-		time.Sleep(200 * time.Millisecond)
-	}
+	conns := fillUnsent(t, s, filepath.Join(dir, "s"), peers)
+	settle(t, s, conns)
 	unsent := s.budget.total()
 	runtime.GC()
 	var after runtime.MemStats
@@ -60,4 +60,27 @@ func TestUnsentRepliesCostTheirBytes(t *testing.T) {
 	if ratio > 2.2 {
 		t.Errorf("unsent replies cost %.2fx their bytes in heap, want at most 2.2x (a buffer's doubling)", ratio)
 	}
+}
+
+// settle waits until the server has handled every frame fillUnsent wrote
+// to conns: a connection's requests are handled in order, so once a report
+// written after them is in its thread's status, every probe before it has
+// been answered. The newline first ends a probe that a write deadline cut
+// short (answered with a parse error).
+func settle(t *testing.T, s *Server, conns []net.Conn) {
+	t.Helper()
+	for _, c := range conns {
+		c.SetWriteDeadline(time.Time{})
+		if _, err := io.WriteString(c, "\n"+`{"jsonrpc":"2.0","id":2,"method":"diagnostic.report","params":{"level":"info","message":"settled"}}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testutil.Eventually(t, 30*time.Second, "every peer's frames handled", func() bool {
+		for i := range conns {
+			if st, _ := s.mgr.Status(fmt.Sprintf("/root/m%d", i)); len(st.Diagnostics) == 0 {
+				return false
+			}
+		}
+		return true
+	})
 }

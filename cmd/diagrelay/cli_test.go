@@ -170,3 +170,22 @@ func TestServeDefaultSocket(t *testing.T) {
 		}
 	}
 }
+
+// Every section of help.txt is a command's: a command renamed or removed
+// leaves no help behind (a command without a section panics in newRoot).
+func TestHelpTextHasNoStaleSection(t *testing.T) {
+	paths := map[string]bool{}
+	var walk func(c *cli.Command)
+	walk = func(c *cli.Command) {
+		for _, sub := range c.Commands {
+			paths[sub.Path()] = true
+			walk(sub)
+		}
+	}
+	walk(newRoot().Link())
+	for _, p := range help.Paths() {
+		if !paths[p] {
+			t.Errorf("help.txt has [%s], which is no command (commands: %v)", p, paths)
+		}
+	}
+}

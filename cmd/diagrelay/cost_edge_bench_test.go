@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/diagrelay/diagrelay/internal/natstest"
 	"github.com/diagrelay/diagrelay/internal/servetest"
+	"github.com/diagrelay/diagrelay/internal/testutil"
 )
 
 // BenchmarkServeEdge is the fifth goal of docs/performance.md, "The cost of
@@ -29,21 +31,39 @@ import (
 // its PubAck), against 8 raw nats.go publishers that each publish a
 // message of the same size with a message id and wait for its PubAck, to
 // a stream of the same configuration on the same synced JetStream
-// (embedded, sync always), in alternating phases. Every runtime is opened
-// and claimed (its hello) before the phases, as a child that has said
-// hello once reports from then on. The raw publishers run in a process
-// of their own, as the edge does. It reports reports/s of each and
-// edge/raw.
+// (embedded, sync always), in alternating phases. The raw publishers run
+// in a process of their own, as the edge does. Each phase starts once the
+// home has consumed every report of the one before, so no phase pays for
+// another's. It reports reports/s of each, edge/raw, and the CPU per
+// report of the edge, of the home and of this process (the NATS server
+// and the children) in each kind of phase.
+//
+// The variants: claims=before opens and claims (says hello with) every
+// runtime before the phase, as a child that has said hello once reports
+// from then on; claims=inside times each runtime's hello at the edge (its
+// claim, one compare-and-set on the bucket) with its reports (the open at
+// the home stays outside); home=paused stops the home (SIGSTOP) during the
+// edge's phases, as a home on another machine would take its consuming
+// off these 2 cores, and lets it drain before the next phase.
 //
 //	go test -run '^$' -bench ServeEdge -benchtime 3x ./cmd/diagrelay/
 func BenchmarkServeEdge(b *testing.B) {
+	for _, v := range []struct {
+		name                    string
+		claimsInside, pauseHome bool
+	}{{"claims=before", false, false}, {"claims=inside", true, false}, {"claims=before/home=paused", false, true}} {
+		b.Run(v.name, func(b *testing.B) { benchServeEdge(b, v.claimsInside, v.pauseHome) })
+	}
+}
+
+func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 	const children, lives = 8, 20 // a phase: 8 x 20 x 5 = 800 reports
 	ns := natstest.Start(b)
 	dir := shortTempDir(b)
 	home := startReal(b, filepath.Join(dir, "home"), "--cluster", ns.URL, "--nats-monitor", ns.MonitorURL)
 	bin := costBinary(b)
 	edgeSock := filepath.Join(dir, "e.sock")
-	startEdgeWith(b, func(args ...string) *exec.Cmd { return exec.Command(bin, args...) }, ns, filepath.Join(dir, "edge"), edgeSock)
+	edge := startEdgeWith(b, func(args ...string) *exec.Cmd { return exec.Command(bin, args...) }, ns, filepath.Join(dir, "edge"), edgeSock)
 
 	nc, err := nats.Connect(ns.URL)
 	if err != nil {
@@ -56,22 +76,67 @@ func BenchmarkServeEdge(b *testing.B) {
 	}
 	// As cluster/config.go makes the cluster's stream.
 	if _, err := js.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{Name: "RAWBENCH", Subjects: []string{"rawbench.*"},
-		Storage: jetstream.FileStorage, Retention: jetstream.WorkQueuePolicy, Discard: jetstream.DiscardNew,
+		Storage: jetstream.FileStorage, Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardNew,
 		MaxBytes: 1 << 30, Duplicates: 2 * time.Minute, Replicas: 1}); err != nil {
 		b.Fatal(err)
 	}
+	consumer, err := js.Consumer(context.Background(), "DIAGRELAY", "home")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// drained waits until the home has consumed and acknowledged every
+	// report.
+	drained := func() {
+		testutil.Eventually(b, 60*time.Second, "the home consumes the edge's reports", func() bool {
+			ci, err := consumer.Info(context.Background())
+			return err == nil && ci.NumPending == 0 && ci.NumAckPending == 0
+		})
+	}
 
-	var edgeTook, rawTook time.Duration
+	self, edgePid, homePid := os.Getpid(), edge.cmd.Process.Pid, home.Cmd.Process.Pid
+	var edgeTook, rawTook, edgeCPU, homeCPU, selfEdgeCPU, selfRawCPU, rawCPU time.Duration
 	var edgeN, rawN int
 	round := 0
 	for b.Loop() {
 		b.StopTimer()
-		conns := claimChildren(b, home, edgeSock, fmt.Sprintf("/root/e%d", round), children, lives)
+		prefix := fmt.Sprintf("/root/e%d", round)
+		var conns [][]net.Conn
+		var tokens [][]string
+		if claimsInside {
+			tokens = openRuntimes(b, home, prefix, children, lives)
+		} else {
+			conns = claimChildren(b, home, edgeSock, prefix, children, lives)
+		}
 		b.StartTimer()
 		phases := []func(){
-			func() { edgeTook += edgePhase(b, conns); edgeN += children * lives * reportsPerRuntime },
 			func() {
-				rawTook += rawPhase(b, ns.URL, round, children, lives*reportsPerRuntime)
+				drained()
+				if pauseHome {
+					home.Cmd.Process.Signal(syscall.SIGSTOP)
+				}
+				e0, h0, s0 := cpuTime(b, edgePid), cpuTime(b, homePid), cpuTime(b, self)
+				if claimsInside {
+					var took time.Duration
+					took, conns = helloAndReport(b, edgeSock, tokens)
+					edgeTook += took
+				} else {
+					edgeTook += edgePhase(b, conns)
+				}
+				edgeCPU += cpuTime(b, edgePid) - e0
+				homeCPU += cpuTime(b, homePid) - h0
+				selfEdgeCPU += cpuTime(b, self) - s0
+				if pauseHome {
+					home.Cmd.Process.Signal(syscall.SIGCONT)
+				}
+				edgeN += children * lives * reportsPerRuntime
+			},
+			func() {
+				drained()
+				s0 := cpuTime(b, self)
+				took, cpu := rawPhase(b, ns.URL, round, children, lives*reportsPerRuntime)
+				rawTook += took
+				rawCPU += cpu
+				selfRawCPU += cpuTime(b, self) - s0
 				rawN += children * lives * reportsPerRuntime
 			},
 		}
@@ -84,11 +149,61 @@ func BenchmarkServeEdge(b *testing.B) {
 		}
 		round++
 	}
-	edge, raw := float64(edgeN)/edgeTook.Seconds(), float64(rawN)/rawTook.Seconds()
+	edgeRate, raw := float64(edgeN)/edgeTook.Seconds(), float64(rawN)/rawTook.Seconds()
+	us := func(d time.Duration, n int) float64 { return float64(d) / 1e3 / float64(n) }
 	b.ReportMetric(0, "ns/op")
-	b.ReportMetric(edge, "reports/s-edge")
+	b.ReportMetric(edgeRate, "reports/s-edge")
 	b.ReportMetric(raw, "publishes/s-raw")
-	b.ReportMetric(edge/raw, "edge/raw")
+	b.ReportMetric(edgeRate/raw, "edge/raw")
+	b.ReportMetric(us(edgeCPU, edgeN), "µs-cpu-edge/report")
+	b.ReportMetric(us(homeCPU, edgeN), "µs-cpu-home/report")
+	b.ReportMetric(us(selfEdgeCPU, edgeN), "µs-cpu-nats+children/report")
+	b.ReportMetric(us(selfRawCPU, rawN), "µs-cpu-nats/raw")
+	b.ReportMetric(us(rawCPU, rawN), "µs-cpu-publishers/raw")
+}
+
+// openRuntimes opens lives runtimes for each of children children at the
+// home and returns their tokens.
+func openRuntimes(b *testing.B, home *servetest.Server, prefix string, children, lives int) [][]string {
+	tokens := make([][]string, children)
+	for i := range children {
+		for l := range lives {
+			tok, _, err := servetest.OpenRuntime(home.Host, fmt.Sprintf("%s-c%d/r%d", prefix, i, l))
+			if err != nil {
+				b.Fatal(err)
+			}
+			tokens[i] = append(tokens[i], tok)
+		}
+	}
+	return tokens
+}
+
+// helloAndReport has each child, for each of its tokens in turn, connect
+// to the edge, say hello (the edge claims the token) and send its reports,
+// each waiting for its reply; it returns how long they took and the
+// connections.
+func helloAndReport(b *testing.B, sock string, tokens [][]string) (time.Duration, [][]net.Conn) {
+	conns := make([][]net.Conn, len(tokens))
+	begin := time.Now()
+	var wg sync.WaitGroup
+	for i, ts := range tokens {
+		wg.Go(func() {
+			for l, tok := range ts {
+				c, err := net.Dial("unix", sock)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				conns[i] = append(conns[i], c)
+				r := bufio.NewReader(c)
+				if !hello(b, c, r, tok) || !report(b, c, r, i, l) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(begin), conns
 }
 
 // claimChildren opens lives runtimes for each of children children at the
@@ -96,24 +211,28 @@ func BenchmarkServeEdge(b *testing.B) {
 // connections.
 func claimChildren(b *testing.B, home *servetest.Server, sock, prefix string, children, lives int) [][]net.Conn {
 	conns := make([][]net.Conn, children)
-	for i := range children {
-		for l := range lives {
-			tok, _, err := servetest.OpenRuntime(home.Host, fmt.Sprintf("%s-c%d/r%d", prefix, i, l))
-			if err != nil {
-				b.Fatal(err)
-			}
+	for i, ts := range openRuntimes(b, home, prefix, children, lives) {
+		for _, tok := range ts {
 			c, err := net.Dial("unix", sock)
 			if err != nil {
 				b.Fatal(err)
 			}
-			fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok)
-			if line, err := bufio.NewReader(c).ReadSlice('\n'); err != nil || !bytes.Contains(line, []byte(`"result"`)) {
-				b.Fatalf("hello at the edge: %q %v", line, err)
-			}
 			conns[i] = append(conns[i], c)
+			if !hello(b, c, bufio.NewReader(c), tok) {
+				b.FailNow()
+			}
 		}
 	}
 	return conns
+}
+
+func hello(b *testing.B, c net.Conn, r *bufio.Reader, tok string) bool {
+	fmt.Fprintf(c, `{"jsonrpc":"2.0","id":0,"method":"session.hello","params":{"token":%q}}`+"\n", tok)
+	if line, err := r.ReadSlice('\n'); err != nil || !bytes.Contains(line, []byte(`"result"`)) {
+		b.Errorf("hello at the edge: %q %v", line, err)
+		return false
+	}
+	return true
 }
 
 // edgePhase has each child send its reports on each of its connections,
@@ -124,14 +243,8 @@ func edgePhase(b *testing.B, conns [][]net.Conn) time.Duration {
 	for i, cs := range conns {
 		wg.Go(func() {
 			for l, c := range cs {
-				r := bufio.NewReader(c)
-				for k := range reportsPerRuntime {
-					fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.report","params":{"level":"warning","source":"build","message":"step %d of child %d life %d: cache miss for module %d, fetched in %d ms"}}`+"\n",
-						k+1, k, i, l, k*7919%1000, 10+k)
-					if line, err := r.ReadSlice('\n'); err != nil || !bytes.Contains(line, []byte(`"result":{}`)) {
-						b.Errorf("report at the edge: %q %v", line, err)
-						return
-					}
+				if !report(b, c, bufio.NewReader(c), i, l) {
+					return
 				}
 			}
 		})
@@ -140,10 +253,24 @@ func edgePhase(b *testing.B, conns [][]net.Conn) time.Duration {
 	return time.Since(begin)
 }
 
+// report sends life l of child i its reports, each waiting for its reply.
+func report(b *testing.B, c net.Conn, r *bufio.Reader, i, l int) bool {
+	for k := range reportsPerRuntime {
+		fmt.Fprintf(c, `{"jsonrpc":"2.0","id":%d,"method":"diagnostic.report","params":{"level":"warning","source":"build","message":"step %d of child %d life %d: cache miss for module %d, fetched in %d ms"}}`+"\n",
+			k+1, k, i, l, k*7919%1000, 10+k)
+		if line, err := r.ReadSlice('\n'); err != nil || !bytes.Contains(line, []byte(`"result":{}`)) {
+			b.Errorf("report at the edge: %q %v", line, err)
+			return false
+		}
+	}
+	return true
+}
+
 // rawPhase runs the raw publishers in a process of their own, as the
 // edge is (this one embeds the NATS server): the test binary again, with
 // rawPubEnv set, which publishes and prints how long its publishing took.
-func rawPhase(b *testing.B, url string, round, publishers, per int) time.Duration {
+// It returns that and the process's CPU time.
+func rawPhase(b *testing.B, url string, round, publishers, per int) (time.Duration, time.Duration) {
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -158,7 +285,7 @@ func rawPhase(b *testing.B, url string, round, publishers, per int) time.Duratio
 	if err != nil {
 		b.Fatalf("raw publishers said %q", out)
 	}
-	return d
+	return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // rawPubEnv, set to "URL ROUND PUBLISHERS PER", makes the test binary the

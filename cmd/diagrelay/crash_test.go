@@ -272,12 +272,7 @@ func sentBefore(a, b string) bool {
 // mailbox exactly once, nothing unknown is there, and the store opens
 // cleanly (a reply means the write is committed).
 func TestCrashMidFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("floods a subprocess")
-	}
-	f := &flood{s: startServer(t, "", "")}
-	wait := f.run(t)
-	f.awaitReplies(t)
+	f, wait := midFlood(t)
 	f.s.kill()
 	if code, sig := f.s.wait(); sig != syscall.SIGKILL {
 		t.Fatalf("serve ended with exit %d, signal %v, not by SIGKILL; stderr:\n%s", code, sig, f.s.stderr.String())
@@ -289,13 +284,21 @@ func TestCrashMidFlood(t *testing.T) {
 // SIGTERM in the middle of the same flood: serve finishes the requests in
 // flight, closes the store and exits 0, with the same guarantees.
 func TestShutdownMidFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("floods a subprocess")
-	}
-	f := &flood{s: startServer(t, "", "")}
-	wait := f.run(t)
-	f.awaitReplies(t)
+	f, wait := midFlood(t)
 	f.s.stop(syscall.SIGTERM)
 	wait()
 	f.check(t)
+}
+
+// midFlood starts serve and a flood from many children on it, and returns
+// once replies are coming, with what waits for the children (flood.run).
+func midFlood(t *testing.T) (f *flood, wait func()) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("floods a subprocess")
+	}
+	f = &flood{s: startServer(t, "", "")}
+	wait = f.run(t)
+	f.awaitReplies(t)
+	return f, wait
 }

@@ -11,19 +11,7 @@ import (
 )
 
 func demoCommand() *cli.Command {
-	c := &cli.Command{
-		Name:  "demo",
-		Usage: "[--json] [--mode tui|rpc|print] [--watch]",
-		Short: "show what a parent session sees from well-behaved, noisy and hostile children",
-		Long: `
-Runs a session tree with well-behaved, noisy and hostile child extensions
-on a simulated clock and prints what the parent session sees: the
-notifications (and which ones the host-wide limit held back), the parent
-messages and each thread's status. --json prints the same as data.
---watch runs the same children on the real clock through an embedded serve
-and shows them live in the watch view (q quits).`,
-		Exit: []string{"0  printed", "1  the scenario or the output failed", "2  usage error"},
-	}
+	c := help.Command("demo")
 	asJSON := c.Flag.Bool("json", false, "print the transcript as one JSON document instead of text")
 	mode := cli.Choice(&c.Flag, "mode", string(relay.ModeRPC), "the parent session's mode", modes...)
 	live := c.Flag.Bool("watch", false, "run the session tree on the real clock through an embedded serve and watch it live")

@@ -23,12 +23,17 @@ func (h *hostFlags) define(c *cli.Command) {
 	h.socket = c.Flag.String("socket", "", "serve's Unix socket `path` ("+socketDefault+")")
 }
 
-// resolve returns the socket and the host token (hostdial.Resolve).
-func (h *hostFlags) resolve() (socket, token string, err error) {
-	return hostdial.Resolve(*h.socket, *h.data, h.c.FlagGiven("data"))
-}
-
-// dialError says what went wrong connecting to socket, and what to do.
-func (h *hostFlags) dialError(socket string, err error) error {
-	return hostdial.Explain(socket, *h.data, err)
+// hostDial finds serve's socket and host token as h's flags say and
+// connects with dial (client.DialHost, watch.Dial); a failure to connect
+// says what went wrong and what to do (hostdial.Explain).
+func hostDial[T any](h *hostFlags, dial func(socket, token string) (T, error)) (conn T, socket string, err error) {
+	socket, token, err := hostdial.Resolve(*h.socket, *h.data, h.c.FlagGiven("data"))
+	if err != nil {
+		return conn, "", err
+	}
+	conn, err = dial(socket, token)
+	if err != nil {
+		return conn, "", hostdial.Explain(socket, *h.data, err)
+	}
+	return conn, socket, nil
 }

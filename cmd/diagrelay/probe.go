@@ -9,22 +9,8 @@ import (
 )
 
 func probeCommand() *cli.Command {
-	c := &cli.Command{
-		Name:  "probe",
-		Usage: "[--min VERSION]",
-		Short: "exit 0 if a compatible manager host is live for this child",
-		Long: `
-Asks the manager host that started this child for its capability. It is
-compatible when it speaks protocol 1 with a version of at least --min
-(semantic-version order); then probe prints it as JSON on stdout.`,
-		Env: childEnv,
-		Exit: []string{
-			"0  hosted: a compatible host answered (its capability is on stdout)",
-			"1  not hosted: no environment, no answer, or an incompatible host (why, on stderr)",
-			"2  usage error",
-		},
-		Interspersed: true,
-	}
+	c := help.Command("probe")
+	c.Env, c.Interspersed = childEnv, true
 	min := cli.Checked(&c.Flag, "min", capability.Version, "the minimum compatible `version`", capability.CheckVersion)
 	c.Run = func(s *cli.IO, _ []string) error {
 		ch, err := client.Dial("", "")

@@ -14,35 +14,8 @@ import (
 var modes = []string{string(relay.ModeTUI), string(relay.ModeRPC), string(relay.ModePrint)}
 
 func serveCommand() *cli.Command {
-	c := &cli.Command{
-		Name:  "serve",
-		Usage: "[--stdio] [--socket PATH] [--data DIR] [--mode tui|rpc|print] [--redact=on|off] [--bind-peer] [--host-socket on|off] [--cluster URL | --join URL [--name NAME]] [cluster flags] [limit and log flags]",
-		Short: "run the JSON-RPC service: the host on stdio, children on a Unix socket",
-		Long: `
-Serves the host on stdin/stdout (--stdio) and children, and a host with the
-token in DIR/host.token, on a Unix socket (mode 0600). The socket is served
-unless --socket "" is given. SIGINT or SIGTERM stops accepting, finishes the
-requests in flight and closes the mailbox. Secrets in reports are redacted
-(docs/redaction.md) unless --redact=off, which logs a warning at start.
---bind-peer binds every child token to the first process that says hello
-with it and its descendants; --host-socket off writes no host token, so the
-host is the stdio peer alone. The protocol: docs/protocol.md.
-
-In a cluster over NATS JetStream (docs/cluster.md), --cluster URL makes this
-serve the home: its threads are kept in the cluster's bucket and the reports
-that edges admitted are delivered here. --join URL makes it an edge on
-another machine: children only, no host and no mailbox; each admitted
-report is stored in the stream before the child's reply. Both refuse a
-JetStream that does not sync every write to disk, read from --nats-monitor
-(the connected server's monitoring URL and, in a JetStream cluster, every
-node's, comma-separated), unless --allow-lazy-fsync.`,
-		Env: []string{envRuntimeDir, envStateHome},
-		Exit: []string{
-			"0  stopped cleanly (a signal, or the stdio host closed stdin)",
-			"1  could not start or failed while serving (the reason on stderr)",
-			"2  usage error",
-		},
-	}
+	c := help.Command("serve")
+	c.Env = []string{envRuntimeDir, envStateHome}
 	var o serve.Options
 	fs := &c.Flag
 	fs.BoolVar(&o.Stdio, "stdio", false, "serve the host on stdin/stdout")

@@ -1,12 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,32 +24,7 @@ func TestServeNewChildrenUnderChurn(t *testing.T) {
 	for i := range tokens {
 		tokens[i], _ = s.open(fmt.Sprintf("/root/new%d", i))
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var churned, refused atomic.Int64
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c, err := net.Dial("unix", s.socket)
-				switch {
-				case err == nil:
-					c.Close()
-					churned.Add(1)
-				case errors.Is(err, syscall.EAGAIN):
-					refused.Add(1)
-				}
-			}
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
-	testutil.Eventually(t, 5*time.Second, "the churn under way", func() bool { return churned.Load()+refused.Load() >= 100 })
+	churn := testutil.StartChurn(t, s.socket, 2)
 	var slowest time.Duration
 	failed := 0
 	for i, tok := range tokens {
@@ -72,5 +42,5 @@ func TestServeNewChildrenUnderChurn(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("15 new children, %d failed or over 1 s, slowest %v; the churn made %d connections, %d refused with EAGAIN",
-		failed, slowest.Round(time.Millisecond), churned.Load(), refused.Load())
+		failed, slowest.Round(time.Millisecond), churn.Connected.Load(), churn.Refused.Load())
 }

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,24 +43,22 @@ type parentEnv struct {
 // spawnHelper is a spawned child: with mode "child" it opens args[0] (a
 // name below the parent's path) with the spawn token, says hello with
 // the new token, reports args[1] and writes "ok PATH" or "error CODE
-// MESSAGE" to args[2]. With mode "orphan" it starts itself as a "child"
-// and exits at once, so that the child is re-parented away from the
-// test process before it connects.
+// MESSAGE" to args[2]. With mode "orphan" it starts itself as a
+// "child-of-orphan" and exits at once; that child waits for the end of its
+// stdin, which runSpawned closes once it has seen the orphan exit, so that
+// the child is re-parented away from the test process before it connects.
 func spawnHelper(mode string, args []string) int {
 	if mode == "orphan" {
 		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), spawnHelperEnv+"=child-of-orphan", "DIAGRELAY_TEST_PPID="+strconv.Itoa(os.Getpid()))
+		cmd.Env = append(os.Environ(), spawnHelperEnv+"=child-of-orphan")
+		cmd.Stdin = os.Stdin // the write end stays with the test
 		if err := cmd.Start(); err != nil {
 			return 1
 		}
 		return 0
 	}
 	if mode == "child-of-orphan" {
-		// Wait until the process that started this one has exited.
-		ppid, _ := strconv.Atoi(os.Getenv("DIAGRELAY_TEST_PPID"))
-		for deadline := time.Now().Add(10 * time.Second); os.Getppid() == ppid && time.Now().Before(deadline); {
-			time.Sleep(5 * time.Millisecond)
-		}
+		io.Copy(io.Discard, os.Stdin) // until the test has reaped the orphan
 	}
 	out := args[2]
 	write := func(s string) int {
@@ -117,7 +115,18 @@ func runSpawned(t *testing.T, mode, parent, name, message string) string {
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, name, message, out)
 	cmd.Env = append(os.Environ(), spawnHelperEnv+"="+mode, "DIAGRELAY_PARENT="+parent)
-	if err := cmd.Run(); err != nil {
+	// The helper's stdin ends when the helper has exited and been waited
+	// for: a process it started and left behind (mode "orphan") has been
+	// re-parented by then.
+	stdin, ended, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin = stdin
+	err = cmd.Run()
+	stdin.Close()
+	ended.Close()
+	if err != nil {
 		t.Fatalf("the spawned helper: %v", err)
 	}
 	var b []byte

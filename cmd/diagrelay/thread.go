@@ -14,19 +14,9 @@ import (
 // process, close it, and read the threads' status, through serve's socket
 // with the host token.
 func threadCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "thread",
-		Usage: "<command>",
-		Short: "open, close and inspect child runtimes of a running serve, as its host",
-		Long: `
-Acts as serve's host over its Unix socket, with the token in DIR/host.token,
-so a shell can host a child process:
-
-  eval "$(diagrelay thread open /root/build)"
-  my-extension-child      # reports with DIAGRELAY_SOCKET and DIAGRELAY_TOKEN
-  diagrelay thread status /root/build`,
-		Commands: []*cli.Command{threadOpenCommand(), threadCloseCommand(), threadStatusCommand(), threadListCommand()},
-	}
+	c := help.Command("thread")
+	c.Commands = []*cli.Command{threadOpenCommand(), threadCloseCommand(), threadStatusCommand(), threadListCommand()}
+	return c
 }
 
 var hostExit = []string{
@@ -46,13 +36,9 @@ func threadLeaf(c *cli.Command, run func(s *cli.IO, h *client.Host, socket strin
 	var hf hostFlags
 	hf.define(c)
 	c.Run = func(s *cli.IO, args []string) error {
-		socket, token, err := hf.resolve()
+		h, socket, err := hostDial(&hf, client.DialHost)
 		if err != nil {
 			return err
-		}
-		h, err := client.DialHost(socket, token)
-		if err != nil {
-			return hf.dialError(socket, err)
 		}
 		defer h.Close()
 		return run(s, h, socket, args)
@@ -61,21 +47,8 @@ func threadLeaf(c *cli.Command, run func(s *cli.IO, h *client.Host, socket strin
 }
 
 func threadOpenCommand() *cli.Command {
-	c := &cli.Command{
-		Name:    "open",
-		Usage:   "PATH [--parent P] [--owner O] [--json] [--socket PATH] [--data DIR]",
-		Short:   "open a child runtime and print the environment for its process",
-		ArgName: "PATH (the thread, such as /root/build)",
-		Long: `
-Opens a child runtime for thread PATH (runtime.open) and prints the
-environment a child process needs, as one shell line:
-
-  export DIAGRELAY_SOCKET=… DIAGRELAY_TOKEN=…
-
-so that eval "$(diagrelay thread open PATH)" hosts the next commands of this
-shell. Opening an open PATH again reopens it: a new token, the old one
-revoked. --json prints {"path","token","generation","socket"} instead.`,
-	}
+	c := help.Command("thread open")
+	c.ArgName = "PATH (the thread, such as /root/build)"
 	parent := c.Flag.String("parent", "", "the thread's parent `path` (must be PATH's lexical parent)")
 	owner := c.Flag.String("owner", "", "the `path` of the thread that creates an independent root (a PATH not under /root)")
 	asJSON := c.Flag.Bool("json", false, "print the runtime as JSON")
@@ -89,30 +62,17 @@ revoked. --json prints {"path","token","generation","socket"} instead.`,
 }
 
 func threadCloseCommand() *cli.Command {
-	c := &cli.Command{
-		Name:    "close",
-		Usage:   "PATH [--socket PATH] [--data DIR]",
-		Short:   "close a child runtime and revoke its token (its status stays)",
-		ArgName: "PATH",
-	}
+	c := help.Command("thread close")
+	c.ArgName = "PATH"
 	return threadLeaf(c, func(_ *cli.IO, h *client.Host, _ string, args []string) error {
 		return h.CloseRuntime(args[0])
 	})
 }
 
 func threadStatusCommand() *cli.Command {
-	c := &cli.Command{
-		Name:    "status",
-		Usage:   "PATH [--json] [--socket PATH] [--data DIR]",
-		Short:   "print a thread's status: its runtime, newest diagnostics and drop counts",
-		ArgName: "PATH",
-		Long: fmt.Sprintf(`
-Prints thread PATH's status (thread.status): whether its runtime is open,
-its generation, its %d newest delivered diagnostics, oldest first, and how
-many reports were dropped, per reason, and how many secrets were redacted
-(docs/redaction.md). Every text is sanitized again before
-it is printed. --json prints the status as the service gave it.`, relay.MaxStatusDiagnostics),
-	}
+	c := help.Command("thread status")
+	c.ArgName = "PATH"
+	c.Long = fmt.Sprintf(c.Long, relay.MaxStatusDiagnostics)
 	asJSON := c.Flag.Bool("json", false, "print the status as JSON")
 	return threadLeaf(c, func(s *cli.IO, h *client.Host, _ string, args []string) error {
 		st, err := h.Status(args[0])
@@ -124,11 +84,7 @@ it is printed. --json prints the status as the service gave it.`, relay.MaxStatu
 }
 
 func threadListCommand() *cli.Command {
-	c := &cli.Command{
-		Name:  "list",
-		Usage: "[--json] [--socket PATH] [--data DIR]",
-		Short: "list every thread serve has opened, with its state and counts",
-	}
+	c := help.Command("thread list")
 	asJSON := c.Flag.Bool("json", false, `print {"threads":[…]} as the service gave it`)
 	return threadLeaf(c, func(s *cli.IO, h *client.Host, _ string, _ []string) error {
 		threads, err := h.List()

@@ -35,20 +35,33 @@ func mailboxWith(t *testing.T, messages ...string) (data string) {
 	return s.data
 }
 
-// serve refuses a mailbox.db it cannot trust: exit 1, an error that names
-// the file and says what to do, and the file left byte for byte as it was.
-func TestServeRefusesUntrustedMailbox(t *testing.T) {
-	data := mailboxWith(t, "one", "two", "three")
-	path := filepath.Join(data, datadir.MailboxFile)
-	orig, err := os.ReadFile(path)
+// mailboxFile returns the path of data's mailbox.db and its bytes.
+func mailboxFile(t *testing.T, data string) (path string, file []byte) {
+	t.Helper()
+	path = filepath.Join(data, datadir.MailboxFile)
+	file, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	used := testutil.BoltUsedBytes(t, path)
-	idx := bytes.Index(orig, []byte(`"message":"two"`)) // inside a record, so inside a leaf page
-	if idx < 0 {
-		t.Fatal("the record is not in the file")
+	return path, file
+}
+
+// recordAt is where text stands in file, which must hold it.
+func recordAt(t *testing.T, file []byte, text string) int {
+	t.Helper()
+	i := bytes.Index(file, []byte(text))
+	if i < 0 {
+		t.Fatalf("the record %q is not in the file", text)
 	}
+	return i
+}
+
+// serve refuses a mailbox.db it cannot trust: exit 1, an error that names
+// the file and says what to do, and the file left byte for byte as it was.
+func TestServeRefusesUntrustedMailbox(t *testing.T) {
+	path, orig := mailboxFile(t, mailboxWith(t, "one", "two", "three"))
+	used := testutil.BoltUsedBytes(t, path)
+	idx := recordAt(t, orig, `"message":"two"`) // inside a record, so inside a leaf page
 	leaf := idx / 4096 * 4096
 	rnd := rand.New(rand.NewPCG(3, 4))
 	random := make([]byte, 64<<10)
@@ -67,10 +80,7 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 		long[i] = fmt.Sprintf("message %d %s", i+1, strings.Repeat("x", 500))
 	}
 	key := func(id byte) []byte { return append([]byte{0, 0, 0, 0, 0, 0, 0, id}, "/root\x02"...) }
-	many, err := os.ReadFile(filepath.Join(mailboxWith(t, long...), datadir.MailboxFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, many := mailboxFile(t, mailboxWith(t, long...))
 	unordered := bytes.ReplaceAll(many, key(2), key(99))
 	if bytes.Equal(unordered, many) {
 		t.Fatal("message 2's key is not in the file")
@@ -124,15 +134,8 @@ func TestServeRefusesUntrustedMailbox(t *testing.T) {
 // recipient go on being stored and read.
 func TestServeQuarantinesDamagedRecord(t *testing.T) {
 	data := mailboxWith(t, "first untrusted", "second untrusted", "third untrusted")
-	path := filepath.Join(data, datadir.MailboxFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, []byte("second untrusted"))
-	if i < 0 {
-		t.Fatal("the record is not in the file")
-	}
+	path, b := mailboxFile(t, data)
+	i := recordAt(t, b, "second untrusted")
 	copy(b[i+len("second "):], "TRUSTED!!")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)

@@ -8,14 +8,11 @@ import (
 )
 
 func versionCommand() *cli.Command {
-	return &cli.Command{
-		Name:    "version",
-		Aliases: []string{"-v", "-version", "--version"},
-		Short:   "print the version and protocol (also: diagrelay -v, --version)",
-		Exit:    []string{"0  printed", "2  usage error"},
-		Run: func(s *cli.IO, _ []string) error {
-			_, err := fmt.Fprintf(s.Out, "diagrelay %s (protocol %d)\n", capability.Version, capability.Protocol)
-			return err
-		},
+	c := help.Command("version")
+	c.Aliases = []string{"-v", "-version", "--version"}
+	c.Run = func(s *cli.IO, _ []string) error {
+		_, err := fmt.Fprintf(s.Out, "diagrelay %s (protocol %d)\n", capability.Version, capability.Protocol)
+		return err
 	}
+	return c
 }

@@ -10,23 +10,8 @@ import (
 )
 
 func watchCommand() *cli.Command {
-	c := &cli.Command{
-		Name:  "watch",
-		Usage: "[--socket PATH] [--data DIR] [--plain | --json]",
-		Short: "watch a running serve live: threads, diagnostics, notifications",
-		Long: `
-Connects to a running serve as the host, with the token in DIR/host.token.
-On a terminal it shows a full-screen view (up/down or j/k move, enter
-selects, l filters levels, q or Ctrl-C quits); otherwise, or with --plain,
-one readable line per event; with --json one JSON object per event (for jq).
-Every text shown is sanitized again before it reaches the terminal.`,
-		Env: []string{envRuntimeDir, envStateHome},
-		Exit: []string{
-			"0  the view was quit, or serve went away",
-			"1  could not connect, or failed while watching (the reason on stderr)",
-			"2  usage error",
-		},
-	}
+	c := help.Command("watch")
+	c.Env = []string{envRuntimeDir, envStateHome}
 	var h hostFlags
 	h.define(c)
 	plain := c.Flag.Bool("plain", false, "print one readable line per event instead of the full-screen view")
@@ -35,13 +20,9 @@ Every text shown is sanitized again before it reaches the terminal.`,
 		if *plain && *asJSON {
 			return cli.Usagef("give --plain or --json, not both")
 		}
-		socket, token, err := h.resolve()
+		wc, socket, err := hostDial(&h, watch.Dial)
 		if err != nil {
 			return err
-		}
-		wc, err := watch.Dial(socket, token)
-		if err != nil {
-			return h.dialError(socket, err)
 		}
 		defer wc.Close()
 		if *plain || *asJSON || !watch.IsTerminal(s.In, s.Out) {

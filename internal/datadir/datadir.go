@@ -17,8 +17,11 @@ import (
 
 // Files in the data directory.
 const (
-	MailboxFile   = "mailbox.db"
-	HostTokenFile = "host.token"
+	MailboxFile = "mailbox.db"
+	// MailboxLogFiles are the mailbox's log beside it (mailbox.LogPaths):
+	// the commits since its last checkpoint (docs/mailbox.md).
+	MailboxLogFile0, MailboxLogFile1 = "mailbox.log.0", "mailbox.log.1"
+	HostTokenFile                    = "host.token"
 )
 
 // Default is $XDG_STATE_HOME/diagrelay, else ~/.local/state/diagrelay,
@@ -44,7 +47,8 @@ func Socket(dir string) string {
 }
 
 // CheckPermissions returns an error naming every one of the data
-// directory, mailbox.db and host.token that group or others may access.
+// directory, mailbox.db, its log files and host.token that group or
+// others may access.
 // A umask never causes it: serve creates them 0700 and 0600, and a umask
 // only takes bits away.
 func CheckPermissions(dir string) error {
@@ -66,7 +70,7 @@ func CheckPermissions(dir string) error {
 	if err := check(dir, "data directory", 0o700); err != nil {
 		return err
 	}
-	for _, name := range []string{MailboxFile, HostTokenFile} {
+	for _, name := range []string{MailboxFile, MailboxLogFile0, MailboxLogFile1, HostTokenFile} {
 		if err := check(filepath.Join(dir, name), name, 0o600); err != nil {
 			return err
 		}

@@ -90,21 +90,22 @@ func Run(mode relay.Mode) (*Transcript, error) {
 		return nil, err
 	}
 
-	d.at(100 * time.Millisecond)
-	d.wellBehaved("/root/scout", diag.Warning, "eslint not found on PATH; lint checks skipped", "lint",
-		"extension loads, probes, and reports a missing tool")
-	d.at(200 * time.Millisecond)
-	d.wellBehaved("/root/scout/lint", diag.Info, "checked 42 files: 3 style warnings", "eslint",
-		"grandchild reports to its parent /root/scout")
-	d.at(300 * time.Millisecond)
-	d.wellBehaved("/k", diag.Info, "index rebuilt: 1204 symbols", "indexer",
-		"independent root reports to its owner /root")
-	d.at(400 * time.Millisecond)
-	d.wellBehaved("/k/l", diag.Warning, "stale cache entry ignored: go.sum changed", "cache",
-		"child of /k reports to /k")
-	d.at(500 * time.Millisecond)
-	d.wellBehaved("/root/leaky", diag.Error, "git push failed: token "+leakedToken+" rejected for acme/api", "git",
-		"a careless extension pastes a token; the parent sees [REDACTED:github-pat] (docs/redaction.md)")
+	// The well-behaved reports, a tenth of a second apart.
+	for i, r := range []struct {
+		path                  string
+		level                 diag.Level
+		message, source, what string
+	}{
+		{"/root/scout", diag.Warning, "eslint not found on PATH; lint checks skipped", "lint", "extension loads, probes, and reports a missing tool"},
+		{"/root/scout/lint", diag.Info, "checked 42 files: 3 style warnings", "eslint", "grandchild reports to its parent /root/scout"},
+		{"/k", diag.Info, "index rebuilt: 1204 symbols", "indexer", "independent root reports to its owner /root"},
+		{"/k/l", diag.Warning, "stale cache entry ignored: go.sum changed", "cache", "child of /k reports to /k"},
+		{"/root/leaky", diag.Error, "git push failed: token " + leakedToken + " rejected for acme/api", "git",
+			"a careless extension pastes a token; the parent sees [REDACTED:github-pat] (docs/redaction.md)"},
+	} {
+		d.at(time.Duration(i+1) * 100 * time.Millisecond)
+		d.wellBehaved(r.path, r.level, r.message, r.source, r.what)
+	}
 
 	// The flood and the attack interleave, as they would in a real session.
 	d.at(1 * time.Second)

@@ -28,6 +28,9 @@ func Write(w io.Writer, rep *mailbox.Report) {
 	if rep.Format != "" {
 		fmt.Fprintf(w, "format: %s%s\n", strconv.QuoteToASCII(rep.Format), formatNote(rep.Format))
 	}
+	if l := rep.Log; l != nil && (l.Posts+l.Acks > 0 || l.TornTail) {
+		fmt.Fprintf(w, "log: %d posts and %d acks since the last checkpoint%s\n", l.Posts, l.Acks, logNote(l))
+	}
 	var damaged, unchecked, messages int
 	unaddressable := rep.Unaddressable // entries naming no recipient
 	if len(rep.Recipients) > 0 {
@@ -75,6 +78,18 @@ func Write(w io.Writer, rep *mailbox.Report) {
 	}
 }
 
+// logNote says what serve does with what the log holds.
+func logNote(l *mailbox.LogReport) string {
+	note := ""
+	if l.Posts+l.Acks > 0 {
+		note = " (counted above; serve writes them into the file when it starts)"
+	}
+	if l.TornTail {
+		note += "; it ends in a commit a crash cut short, which no one was answered for: serve drops it"
+	}
+	return note
+}
+
 // formatNote says what serve does with a file of format tag.
 func formatNote(tag string) string {
 	switch tag {
@@ -82,6 +97,8 @@ func formatNote(tag string) string {
 		return " (an older edition: serve migrates it in place when it starts; docs/mailbox.md)"
 	case "diagrelay-mailbox/3":
 		return ""
+	case "diagrelay-mailbox/3+log":
+		return " (a serve has it open, or stopped without closing it: its log may hold what the file does not yet; docs/mailbox.md)"
 	}
 	return " (not a format this diagrelay reads)"
 }

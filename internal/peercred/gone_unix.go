@@ -4,7 +4,6 @@ package peercred
 
 import (
 	"net"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,22 +13,25 @@ import (
 // side, after which it may still read the replies. A departed peer's
 // frames still buffered in the socket are then not worth reading.
 func Gone(nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
+	rc, err := rawConn(nc)
 	if err != nil {
 		return false
 	}
 	gone := false
 	rc.Control(func(fd uintptr) {
-		fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds[:], 0); err == nil && n > 0 {
-			gone = fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+		if n, hup, err := pollIn(fd); err == nil && n > 0 {
+			gone = hup
 		}
 	})
 	return gone
+}
+
+// pollIn asks, without waiting, whether fd has an event: n > 0 if so, and
+// hup if the peer has closed its end entirely (POLLHUP or POLLERR).
+func pollIn(fd uintptr) (n int, hup bool, err error) {
+	fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err = unix.Poll(fds[:], 0)
+	return n, fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0, err
 }
 
 // WaitReadable returns what blocks until nc has bytes to read or has
@@ -39,25 +41,20 @@ func Gone(nc net.Conn) bool {
 // before and one after the wait, as a read would be (its EAGAIN, then the
 // read).
 func WaitReadable(nc net.Conn) func() (gone bool, err error) {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	rc, err := sc.SyscallConn()
+	rc, err := rawConn(nc)
 	if err != nil {
 		return nil
 	}
 	return func() (gone bool, err error) {
 		err = rc.Read(func(fd uintptr) bool {
-			fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			n, err := unix.Poll(fds[:], 0)
+			n, hup, err := pollIn(fd)
 			switch {
 			case err != nil:
 				return true // the read that follows meets the failure
 			case n == 0:
 				return false // nothing yet: wait for the descriptor
 			}
-			gone = fds[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+			gone = hup
 			return true
 		})
 		return gone, err

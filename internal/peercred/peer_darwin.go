@@ -15,23 +15,16 @@ import (
 // and a bound process's exit is seen when its token's last connection
 // closes (docs/protocol.md).
 
-// Binding says that this system can bind a token to a process.
-const Binding = true
-
-func read(nc net.Conn) Cred {
-	var cred Cred
-	ControlFD(nc, func(fd int) {
-		x, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
-		if err != nil {
-			return
-		}
-		pid, err := unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
-		if err != nil {
-			pid = 0
-		}
-		cred = Cred{Known: true, PID: pid, UID: x.Uid}
-	})
-	return cred
+func credOf(fd int) Cred {
+	x, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
+	if err != nil {
+		return Cred{}
+	}
+	pid, err := unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+	if err != nil {
+		pid = 0
+	}
+	return Cred{Known: true, PID: pid, UID: x.Uid}
 }
 
 func Peer(nc net.Conn, cred Cred, watch bool) (*Proc, error) {

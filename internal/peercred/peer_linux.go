@@ -19,18 +19,12 @@ import (
 // (Linux 6.5+), whose pidfd becomes readable when the process exits; the
 // parent chain and start times from /proc/PID/stat.
 
-// Binding says that this system can bind a token to a process.
-const Binding = true
-
-func read(nc net.Conn) Cred {
-	var cred Cred
-	ControlFD(nc, func(fd int) {
-		u, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-		if err == nil {
-			cred = Cred{Known: true, PID: int(u.Pid), UID: u.Uid}
-		}
-	})
-	return cred
+func credOf(fd int) Cred {
+	u, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return Cred{}
+	}
+	return Cred{Known: true, PID: int(u.Pid), UID: u.Uid}
 }
 
 // errNoPidfd means the kernel has no SO_PEERPIDFD (before 6.5).

@@ -94,13 +94,19 @@ func Of(nc net.Conn) Cred {
 // ControlFD runs f with nc's file descriptor, as the kernel calls on it
 // need; an error if nc has none (not a socket of this process).
 func ControlFD(nc net.Conn, f func(fd int)) error {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return errors.New("not a system connection")
-	}
-	rc, err := sc.SyscallConn()
+	rc, err := rawConn(nc)
 	if err != nil {
 		return err
 	}
 	return rc.Control(func(fd uintptr) { f(int(fd)) })
+}
+
+// rawConn is nc's descriptor, for the kernel calls on it; an error if nc
+// has none (not a socket of this process).
+func rawConn(nc net.Conn) (syscall.RawConn, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("not a system connection")
+	}
+	return sc.SyscallConn()
 }

@@ -7,7 +7,7 @@
 import { openSession, closeSocket, isNotHosted } from "./child.js";
 import { reportParams } from "./fit.js";
 import { RPCError } from "./rpc.js";
-import { Listeners } from "./listeners.js";
+import { Emitter } from "./listeners.js";
 
 export const PROBE_TOPIC = "pi-subagent-manager:diagnostic:probe";
 export const REPORT_TOPIC = "pi-subagent-manager:diagnostic";
@@ -22,7 +22,7 @@ export const CLOSE_TIMEOUT = 2000;
 const CODE_UNAUTHENTICATED = -32001;
 const CODE_REVOKED = -32003;
 
-export class Bridge {
+export class Bridge extends Emitter {
   /** Reports not forwarded: over the bound, or emitted after the connection was lost. */
   dropped = 0;
   /** Reports the service answered with an error (an invalid report: -32602). */
@@ -44,9 +44,9 @@ export class Bridge {
   #closed = null;
   /** Calls of any kind waiting for an answer: while > 0 the socket holds the event loop. */
   #busy = 0;
-  #listeners = new Listeners();
 
   constructor(session, events) {
+    super();
     this.#sock = session.sock;
     this.#peer = session.peer;
     const { version, protocol } = session.capability ?? {};
@@ -88,26 +88,14 @@ export class Bridge {
     return this.#lost === null && !this.#closing;
   }
 
-  /**
-   * on subscribes to "error" (the connection was lost, the token revoked,
-   * or an extension's respond callback threw) or "refused" (the service
-   * answered a report with an error). Listeners run on a later tick, never
-   * inside an extension's emit.
-   */
-  on(event, fn) {
-    this.#listeners.on(event, fn);
-    return this;
-  }
-
-  off(event, fn) {
-    this.#listeners.off(event, fn);
-    return this;
-  }
-
+  // on (Emitter) subscribes to "error" (the connection was lost, the token
+  // revoked, or an extension's respond callback threw) or "refused" (the
+  // service answered a report with an error). Listeners run on a later
+  // tick, never inside an extension's emit.
   #emit(event, ...args) {
-    if (this.#listeners.of(event).length === 0) return;
+    if (this.listenersOf(event).length === 0) return;
     process.nextTick(() => {
-      for (const fn of this.#listeners.of(event)) fn(...args);
+      for (const fn of this.listenersOf(event)) fn(...args);
     });
   }
 

@@ -8,7 +8,7 @@ import os from "node:os";
 import net from "node:net";
 import path from "node:path";
 import { Peer } from "./rpc.js";
-import { Listeners } from "./listeners.js";
+import { Emitter } from "./listeners.js";
 import { findBinary } from "./bin.js";
 
 const DEFAULT_START_TIMEOUT = 10_000;
@@ -42,11 +42,10 @@ const removeDir = (dir) => {
 };
 process.on("exit", () => privateDirs.forEach(removeDir));
 
-export class Host {
+export class Host extends Emitter {
   #proc;
   #peer;
   #stderr = "";
-  #listeners = new Listeners();
   /** @type {{code: number | null, signal: string | null} | null} */
   #exit = null;
   /** @type {Promise<void>} */
@@ -54,6 +53,7 @@ export class Host {
 
   /** @private Use Host.start. */
   constructor(proc, socket, data) {
+    super();
     this.#proc = proc;
     /** The Unix socket children connect to. */
     this.socket = socket;
@@ -94,8 +94,10 @@ export class Host {
     return t ? `: ${t.split("\n").slice(-5).join(" | ")}` : "";
   }
 
+  // on (Emitter): on("notify", fn({thread, message, notifyType})),
+  // on("event", fn(event)) (after subscribe()), on("exit", fn(code, signal)).
   #emit(event, ...args) {
-    for (const fn of this.#listeners.of(event)) fn(...args);
+    for (const fn of this.listenersOf(event)) fn(...args);
   }
 
   /**
@@ -150,20 +152,6 @@ export class Host {
       throw err;
     }
     return host;
-  }
-
-  /**
-   * on("notify", fn({thread, message, notifyType})), on("event", fn(event))
-   * (after subscribe()), on("exit", fn(code, signal)).
-   */
-  on(event, fn) {
-    this.#listeners.on(event, fn);
-    return this;
-  }
-
-  off(event, fn) {
-    this.#listeners.off(event, fn);
-    return this;
   }
 
   /** call sends any host method; the typed methods below are built on it. */

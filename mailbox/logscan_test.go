@@ -1,0 +1,111 @@
+package mailbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Damage to any header field of a flushed frame but its epoch, its
+// length included, with later commits after it, is refused by Open and
+// reported by Check: not read as a torn tail, which would drop the later
+// commits. The same damage to the last commit is a torn tail.
+func TestLogDamagedHeader(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		at   int // the byte of the second frame's header changed
+		last bool
+	}{
+		{"length", 25 + 2, false}, {"length-low", 25 + 3, false}, {"kind", 0, false}, {"seq", 16, false},
+		{"batch", 24, false}, {"length-of-last", 25 + 2, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "mailbox.db")
+			s := openStore(t, path)
+			n := 4
+			if c.last {
+				n = 2
+			}
+			for i := range n {
+				mustPost(t, s, msg("/root", "/root/x", "m", i))
+			}
+			logPath := s.log.path
+			abandon(s)
+			log, err := os.ReadFile(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, first, err := decodeFrame(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log[first+c.at] ^= 0x40
+			if err := os.WriteFile(logPath, log, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Check(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, oerr := Open(path)
+			if c.last {
+				if !rep.Clean() || !rep.Log.TornTail || oerr != nil {
+					t.Fatalf("the last commit damaged: Check %+v, log %+v; Open: %v", rep, rep.Log, oerr)
+				}
+				return
+			}
+			if rep.Clean() || rep.Log.Damaged == "" || !errors.Is(oerr, ErrCorrupt) {
+				t.Fatalf("Check %+v, log %+v; Open: %v", rep, rep.Log, oerr)
+			}
+		})
+	}
+}
+
+// findLater's cost is bounded: bytes full of frame headers that pass its
+// cheap tests but fail their checksums are damage after maxCandidates.
+func TestFindLaterBounded(t *testing.T) {
+	rec := []byte{recordV2, 1, 2, 3}
+	f := appendFrame(nil, &frame{kind: framePost, epoch: 7, seq: 2, batch: 2, id: 1, recipient: "/r", rec: rec})
+	f[len(f)-1] ^= 1
+	b := append(make([]byte, 40), bytes.Repeat(f, maxCandidates+1)...)
+	if at, err := findLater(b, 7, 1); err == nil || at != 0 {
+		t.Fatalf("findLater = %d, %v: want an error", at, err)
+	}
+	b = append(make([]byte, 40), bytes.Repeat(f, maxCandidates)...)
+	if at, err := findLater(b, 7, 1); err != nil || at != 0 {
+		t.Fatalf("findLater = %d, %v: want nothing found", at, err)
+	}
+}
+
+// While a Store has the file open, and after it stopped without Close,
+// the file's tag is formatTagOpen, which a diagrelay that does not read
+// the log refuses (it knows diagrelay-mailbox/3 only); Close's checkpoint
+// takes it back to formatTag, and nothing is lost either way.
+func TestFormatTagWhileLogged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mailbox.db")
+	tag := func() string {
+		rep, err := Check(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Format
+	}
+	s := openStore(t, path)
+	mustPost(t, s, msg("/root", "/root/x", "m", 0))
+	abandon(s)
+	if got := tag(); got != string(formatTagOpen) {
+		t.Fatalf("tag %q after a crash, want %q", got, formatTagOpen)
+	}
+	s = openStore(t, path)
+	if got := len(mustRead(t, s, "/root", 0)); got != 1 {
+		t.Fatalf("%d entries after the crash, want 1", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := tag(); got != string(formatTag) {
+		t.Fatalf("tag %q after Close, want %q", got, formatTag)
+	}
+}
