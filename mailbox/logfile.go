@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -81,7 +82,13 @@ func openLog(path string) (*logFile, error) {
 		// Zeros written, not a hole or fallocate: an unwritten extent
 		// is turned into a written one at the first write, and that
 		// change of the file's metadata would have to be flushed.
-		if _, err = f.WriteAt(make([]byte, logPrealloc-fi.Size()), fi.Size()); err == nil {
+		// In pieces, so that making a log does not leave megabytes of
+		// garbage in a service that is then idle.
+		zeros := make([]byte, 64<<10)
+		for at := fi.Size(); at < logPrealloc && err == nil; at += int64(len(zeros)) {
+			_, err = f.WriteAt(zeros[:min(int64(len(zeros)), logPrealloc-at)], at)
+		}
+		if err == nil {
 			err = f.Sync()
 		}
 	}
@@ -92,13 +99,39 @@ func openLog(path string) (*logFile, error) {
 	return &logFile{f: f, path: path}, nil
 }
 
-// readLog reads the whole log at path; a missing log reads as empty.
-func readLog(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+// readLog reads the whole log at path if its first frame's header names
+// epoch; otherwise, and if the log is missing, it reads as empty, which
+// scanLog takes exactly as it would the bytes (no frame of epoch, a clean
+// end). So the usual start, after a clean stop, reads one header, not
+// megabytes that would stay in the idle service's memory.
+func readLog(path string, epoch uint64) ([]byte, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var h [frameHeader]byte
+	if _, err := io.ReadFull(f, h[:]); err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if binary.BigEndian.Uint64(h[1:]) != epoch {
+		return nil, nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, fi.Size())
+	n, err := f.ReadAt(b, 0)
+	if err == io.EOF {
+		err = nil
+	}
+	return b[:n], err
 }
 
 // append writes frames (whole encoded frames, the first of which starts

@@ -30,7 +30,7 @@ func scanEpochs(paths [2]string, mark uint64) (logScan, error) {
 	var scans [2]logScan
 	for k := range scans {
 		epoch := mark + 1 + uint64(k)
-		b, err := readLog(paths[epoch%2])
+		b, err := readLog(paths[epoch%2], epoch)
 		if err != nil {
 			return all, fmt.Errorf("mailbox: log %s: %w", paths[epoch%2], err)
 		}

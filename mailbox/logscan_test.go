@@ -79,6 +79,39 @@ func TestFindLaterBounded(t *testing.T) {
 	}
 }
 
+// readLog reads a log only if its first header names the epoch scanned
+// for, and what it skips scans exactly as the whole bytes would: no frame,
+// a clean end.
+func TestReadLogSkipsOtherEpochs(t *testing.T) {
+	rec := []byte{recordV2, 1, 2, 3}
+	f := appendFrame(nil, &frame{kind: framePost, epoch: 7, seq: 1, batch: 1, id: 1, recipient: "/r", rec: rec})
+	path := filepath.Join(t.TempDir(), "log")
+	for _, c := range []struct {
+		name  string
+		bytes []byte
+	}{{"frame", f}, {"zeros", make([]byte, 4096)}, {"short", f[:5]}, {"empty", nil}} {
+		if err := os.WriteFile(path, c.bytes, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, epoch := range []uint64{7, 8} {
+			b, err := readLog(path, epoch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.name == "frame" && epoch == 7; want != (len(b) > 0) {
+				t.Errorf("%s, epoch %d: read %d bytes", c.name, epoch, len(b))
+			}
+			got, whole := scanLog(b, epoch), scanLog(c.bytes, epoch)
+			if len(got.frames) != len(whole.frames) || got.end != whole.end || got.torn != whole.torn || (got.damaged == nil) != (whole.damaged == nil) {
+				t.Errorf("%s, epoch %d: scan of what readLog read %+v, of the file %+v", c.name, epoch, got, whole)
+			}
+		}
+	}
+	if b, err := readLog(filepath.Join(t.TempDir(), "missing"), 1); b != nil || err != nil {
+		t.Errorf("missing log: %q, %v", b, err)
+	}
+}
+
 // While a Store has the file open, and after it stopped without Close,
 // the file's tag is formatTagOpen, which a diagrelay that does not read
 // the log refuses (it knows diagrelay-mailbox/3 only); Close's checkpoint
