@@ -7,31 +7,9 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-)
 
-// mixedInput returns about n bytes of terminal output: ASCII words, SGR
-// codes and multi-byte UTF-8 words. testdata/bench builds the same input.
-func mixedInput(n int) string {
-	words := []string{"the", "build", "failed", "at", "step", "lint", "warning:", "unused", "variable", "x", "in", "main.go:42"}
-	utf := []string{"café", "naïve", "日本語", "Привет", "😀", "👍🏽", "שלום", "مرحبا", "Ελληνικά", "über", "✓", "—"}
-	sgr := []string{"\x1b[1m", "\x1b[31m", "\x1b[0m", "\x1b[38;5;208m", "\x1b[4;32m"}
-	rng := rand.New(rand.NewPCG(7, 7))
-	var b strings.Builder
-	for b.Len() < n {
-		switch k := rng.IntN(10); {
-		case k < 6:
-			b.WriteString(words[rng.IntN(len(words))])
-		case k < 8:
-			b.WriteString(utf[rng.IntN(len(utf))])
-		default:
-			b.WriteString(sgr[rng.IntN(len(sgr))])
-			b.WriteString(words[rng.IntN(len(words))])
-			b.WriteString("\x1b[0m")
-		}
-		b.WriteByte(' ')
-	}
-	return b.String()[:n]
-}
+	"github.com/diagrelay/diagrelay/internal/testtext"
+)
 
 // asciiInput returns n bytes of printable ASCII prose with single spaces.
 func asciiInput(n int) string {
@@ -105,17 +83,17 @@ func BenchmarkCleanASCII(b *testing.B) { benchClean(b, asciiInput(mib), 0) }
 
 // Already clean, mixed scripts and emoji: Clean returns its input (0 allocs).
 func BenchmarkCleanAlreadyClean(b *testing.B) {
-	in := Clean(mixedInput(mib), 0)
+	in := Clean(testtext.Terminal(mib), 0)
 	benchClean(b, in, 0)
 }
 
 // 1 MiB of mixed terminal output, no limit.
-func BenchmarkCleanMixed(b *testing.B) { benchClean(b, mixedInput(mib), 0) }
+func BenchmarkCleanMixed(b *testing.B) { benchClean(b, testtext.Terminal(mib), 0) }
 
 // Message on 1 MiB: the work is bounded by the limit, not the input size.
 // (SetBytes counts the whole input, so MB/s is not meaningful here.)
 func BenchmarkMessage1MiB(b *testing.B) {
-	in := mixedInput(mib)
+	in := testtext.Terminal(mib)
 	b.ReportAllocs()
 	for b.Loop() {
 		Message(in)

@@ -4,13 +4,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/diagrelay/diagrelay/internal/testtext"
 )
 
 // Clean reuses its output buffers (pool.go): whatever an earlier call left
 // in one, long or short, limited or not, and with calls running at once,
 // each result is the one a Writer (which does not use the pool) gives.
 func TestPooledBuffers(t *testing.T) {
-	long := mixedInput(64 << 10)
+	long := testtext.Terminal(64 << 10)
 	ins := []string{
 		long, "\x1b[31mred\x1b[0m", hostileInput(8 << 10), "a\tb", long[:5000] + "\x00", "x\x1b[1my",
 		strings.Repeat("é\x1b[0m", 3000), "\u200b",

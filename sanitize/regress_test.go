@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/diagrelay/diagrelay/internal/testtext"
 )
 
 // Reproductions of the ways the first edition lost to an attacker. Each
@@ -143,7 +145,7 @@ func TestCleanAllocationsBounded(t *testing.T) {
 	}
 	inputs := map[string]string{
 		"hostile":    hostileInput(1 << 20),
-		"mixed":      mixedInput(1 << 20),
+		"mixed":      testtext.Terminal(1 << 20),
 		"long words": longWordsInput(1 << 20),
 		"removed":    strings.Repeat("\u200B\x1b[31m", 1<<16),
 		"joiners":    strings.Repeat("👨\u200D👩 a\u200Db ب\u200Cر ", 1<<12),

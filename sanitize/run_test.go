@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/diagrelay/diagrelay/internal/testtext"
 )
 
 // The bulk paths of a text run (32- and 8-byte ASCII chunks, the copying
@@ -48,7 +50,7 @@ func TestRunEdges(t *testing.T) {
 // cut finds the end of the room from the units the cleaner counted, so
 // the count must be exact whenever a text is cut.
 func TestUnitsCountedExactly(t *testing.T) {
-	inputs := []string{mixedInput(5000), longWordsInput(5000), hostileInput(5000), asciiInput(5000)}
+	inputs := []string{testtext.Terminal(5000), longWordsInput(5000), hostileInput(5000), asciiInput(5000)}
 	for k := range 300 {
 		data := make([]byte, 40+k)
 		for i := range data {

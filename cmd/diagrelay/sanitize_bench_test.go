@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/diagrelay/diagrelay/internal/testutil"
+	"github.com/diagrelay/diagrelay/internal/testtext"
 )
 
 // BenchmarkSanitizeCLI runs the real binary as a user does, `diagrelay
@@ -28,8 +28,8 @@ func BenchmarkSanitizeCLI(b *testing.B) {
 		name string
 		text []byte
 	}{
-		{"clean", testutil.LogText(size, 0)},
-		{"secret-per-4KiB", testutil.LogText(size, 4<<10)},
+		{"clean", testtext.Log(size, 0)},
+		{"secret-per-4KiB", testtext.Log(size, 4<<10)},
 	}
 	if f := os.Getenv("DIAGRELAY_BENCH_LOG"); f != "" {
 		data, err := os.ReadFile(f)

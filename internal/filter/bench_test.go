@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/diagrelay/diagrelay/internal/testutil"
+	"github.com/diagrelay/diagrelay/internal/testtext"
 	"github.com/diagrelay/diagrelay/redact"
 )
 
@@ -19,7 +19,7 @@ func BenchmarkFilter(b *testing.B) {
 		name  string
 		every int
 	}{{"clean", 0}, {"secret-per-4KiB", 4 << 10}} {
-		in := testutil.LogText(8<<20, c.every)
+		in := testtext.Log(8<<20, c.every)
 		redact.Text("") // compile the rules outside the timing
 		for _, f := range []struct {
 			name string
@@ -45,7 +45,7 @@ func TestLogText(t *testing.T) {
 		want  bool
 	}{{0, false}, {4 << 10, true}} {
 		var out bytes.Buffer
-		if err := RedactedRecords(bytes.NewReader(testutil.LogText(256<<10, c.every)), &out, 1000, '\n'); err != nil {
+		if err := RedactedRecords(bytes.NewReader(testtext.Log(256<<10, c.every)), &out, 1000, '\n'); err != nil {
 			t.Fatal(err)
 		}
 		n := strings.Count(out.String(), "[REDACTED:")

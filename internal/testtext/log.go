@@ -1,4 +1,6 @@
-package testutil
+// Package testtext makes the texts the benchmarks and tests run on:
+// deterministic, so every run and every package measures the same bytes.
+package testtext
 
 import (
 	"bytes"
@@ -7,11 +9,11 @@ import (
 	"strings"
 )
 
-// LogText is n bytes of log lines of the kinds a build, a test run and a
+// Log is n bytes of log lines of the kinds a build, a test run and a
 // service print, without a secret; with secretEvery > 0 a line with a
 // fake credential of a rotating format stands about every secretEvery
 // bytes.
-func LogText(n, secretEvery int) []byte {
+func Log(n, secretEvery int) []byte {
 	rng := rand.New(rand.NewPCG(1, 2))
 	// pick is k characters of alphabet.
 	pick := func(alphabet string, k int) string {
