@@ -85,15 +85,7 @@ func (b *bareHome) next(t *testing.T, wait time.Duration) bool {
 // would (or one that lies).
 func publish(t *testing.T, ns *natstest.Server, edge, tok, path, text string) {
 	t.Helper()
-	nc, err := nats.Connect(ns.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := ns.JetStream(t)
 	h := sha256.Sum256([]byte(tok))
 	body := encodeMsg(reportMsg{V: msgVersion, Token: hex.EncodeToString(h[:]), Path: path, Level: "warning", Message: text, At: time.Now().UTC()})
 	msg := &nats.Msg{Subject: ReportSubject + "." + edge, Data: body}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/diagrelay/diagrelay/client"
@@ -62,15 +61,7 @@ func stateOf(si *jetstream.StreamInfo, err error) string {
 // published: the home keeps it as it is and says so.
 func TestHomeKeepsAWorkQueueStream(t *testing.T) {
 	ns := natstest.Start(t)
-	nc, err := nats.Connect(ns.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := ns.JetStream(t)
 	if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: StreamName, Subjects: []string{ReportSubject + ".*", CountsSubject + ".*"},
 		Storage: jetstream.FileStorage, Retention: jetstream.WorkQueuePolicy, Discard: jetstream.DiscardNew,
 		MaxBytes: DefaultStreamBytes, MaxMsgSize: maxMessageBytes, Duplicates: DefaultDuplicates}); err != nil {

@@ -65,15 +65,7 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 	edgeSock := filepath.Join(dir, "e.sock")
 	edge := startEdgeWith(b, func(args ...string) *exec.Cmd { return exec.Command(bin, args...) }, ns, filepath.Join(dir, "edge"), edgeSock)
 
-	nc, err := nats.Connect(ns.URL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	js := ns.JetStream(b)
 	// As cluster/config.go makes the cluster's stream.
 	if _, err := js.CreateOrUpdateStream(context.Background(), jetstream.StreamConfig{Name: "RAWBENCH", Subjects: []string{"rawbench.*"},
 		Storage: jetstream.FileStorage, Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardNew,

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Server is one embedded NATS server whose JetStream stores in Dir.
@@ -63,6 +65,22 @@ func (s *Server) start() {
 		s.t.Fatalf("natstest: the server was not ready within 20 s")
 	}
 	s.s = ns
+}
+
+// JetStream connects a client to s for the test, as a raw publisher or an
+// inspector would, and closes it when the test ends.
+func (s *Server) JetStream(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(s.URL)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	return js
 }
 
 // Shutdown stops the server; Restart starts it again on the same ports and
