@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// The script benchmarks of issue 19: CJK in plane 2 against CJK in the
+// The script benchmarks: CJK in plane 2 against CJK in the
 // BMP, and Message on long words in Cyrillic and Greek against ASCII words
 // of the same lengths in characters.
 

@@ -168,7 +168,7 @@ func waitEventsKind(t *testing.T, p *peer, kind string) []map[string]any {
 }
 
 // Under BindPeer every token is bound unless runtime.open says bind:
-// false; an unbound token works from any process, as before.
+// false; an unbound token works from any process.
 func TestBindPeerDefaultAndOptOut(t *testing.T) {
 	e := startConfig(t, service.Config{Mailbox: newStore(t), BindPeer: true, HelloTimeout: 2 * time.Second}, nil)
 	bound := openBound(t, e, "/root/d", nil)

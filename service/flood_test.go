@@ -26,7 +26,7 @@ import (
 	"github.com/diagrelay/diagrelay/service"
 )
 
-// Each flood style of issue 25 against the real socket, briefly: what the
+// Each flood style (docs/hostile-connections.md) against the real socket, briefly: what the
 // server does for a flooder is bounded by its share of the work (cost.go),
 // and a well-behaved child beside it is answered at once. The latency
 // ratios are measured by testdata/flood against the real binary.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/diagrelay/diagrelay/internal/testutil"
 	"github.com/diagrelay/diagrelay/internal/wire"
 	"github.com/diagrelay/diagrelay/mailbox"
 	"github.com/diagrelay/diagrelay/relay"
@@ -219,22 +221,23 @@ func wantError(t testing.TB, m map[string]any, code int, want string) {
 	}
 }
 
-// takeNotifications returns the notifications received so far, waiting up
-// to a second for at least want of them.
+// takeNotifications returns the notifications received so far, after
+// waiting (up to 10 s: the test fails otherwise) for at least want of them.
 func (p *peer) takeNotifications(want int) []map[string]any {
-	deadline := time.Now().Add(time.Second)
-	for {
+	p.t.Helper()
+	count := func() int {
 		p.mu.Lock()
-		n := len(p.notifications)
-		if n >= want || time.Now().After(deadline) {
-			out := p.notifications
-			p.notifications = nil
-			p.mu.Unlock()
-			return out
-		}
-		p.mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
+		defer p.mu.Unlock()
+		return len(p.notifications)
 	}
+	testutil.EventuallyShow(p.t, 10*time.Second, func() bool { return count() >= want }, func() string {
+		return fmt.Sprintf("%d notifications, want %d", count(), want)
+	})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.notifications
+	p.notifications = nil
+	return out
 }
 
 // shortTempDir makes a temp dir with a short path, since a Unix socket path
