@@ -112,6 +112,31 @@ func TestReadLogSkipsOtherEpochs(t *testing.T) {
 	}
 }
 
+// FuzzReadLog: whatever a log file holds, what readLog reads of it for an
+// epoch scans exactly as the file's bytes do.
+func FuzzReadLog(f *testing.F) {
+	rec := []byte{recordV2, 1, 2, 3}
+	fr := appendFrame(nil, &frame{kind: framePost, epoch: 7, seq: 1, batch: 1, id: 1, recipient: "/r", rec: rec})
+	f.Add(fr, uint64(7))
+	f.Add(fr, uint64(8))
+	f.Add(fr[:frameHeader], uint64(7))
+	f.Add(make([]byte, 64), uint64(0))
+	f.Fuzz(func(t *testing.T, raw []byte, epoch uint64) {
+		path := filepath.Join(t.TempDir(), "log")
+		if err := os.WriteFile(path, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b, err := readLog(path, epoch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, whole := scanLog(b, epoch), scanLog(raw, epoch)
+		if len(got.frames) != len(whole.frames) || got.end != whole.end || got.torn != whole.torn || (got.damaged == nil) != (whole.damaged == nil) {
+			t.Fatalf("scan of what readLog read %+v, of the file %+v", got, whole)
+		}
+	})
+}
+
 // While a Store has the file open, and after it stopped without Close,
 // the file's tag is formatTagOpen, which a diagrelay that does not read
 // the log refuses (it knows diagrelay-mailbox/3 only); Close's checkpoint
