@@ -2,7 +2,6 @@ package mailbox
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -119,7 +118,7 @@ func readLog(path string, epoch uint64) ([]byte, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	if binary.BigEndian.Uint64(h[1:]) != epoch {
+	if !namesEpoch(h[:], epoch) {
 		return nil, nil
 	}
 	fi, err := f.Stat()

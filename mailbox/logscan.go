@@ -74,7 +74,7 @@ func scanLog(b []byte, epoch uint64) logScan {
 // flushed, so seq's bytes were damaged afterwards (damaged). The epoch's
 // field itself damaged hides this: the end then reads as clean.
 func probeTail(b []byte, epoch, seq uint64) (torn bool, damaged error) {
-	if len(b) < frameHeader || binary.BigEndian.Uint64(b[1:]) != epoch {
+	if !namesEpoch(b, epoch) {
 		return false, nil
 	}
 	if at, err := findLater(b, epoch, seq); err != nil || at > 0 {
@@ -84,6 +84,12 @@ func probeTail(b []byte, epoch, seq uint64) (torn bool, damaged error) {
 		return true, fmt.Errorf("frame %d of epoch %d is damaged: %v", seq, epoch, err)
 	}
 	return true, nil
+}
+
+// namesEpoch reports whether b holds a whole frame header whose epoch
+// field is epoch: bytes that could be a frame of the epoch, whole or torn.
+func namesEpoch(b []byte, epoch uint64) bool {
+	return len(b) >= frameHeader && binary.BigEndian.Uint64(b[1:]) == epoch
 }
 
 // maxCandidates bounds the checksums findLater computes: in a torn tail

@@ -101,8 +101,7 @@ func TestReadLogSkipsOtherEpochs(t *testing.T) {
 			if want := c.name == "frame" && epoch == 7; want != (len(b) > 0) {
 				t.Errorf("%s, epoch %d: read %d bytes", c.name, epoch, len(b))
 			}
-			got, whole := scanLog(b, epoch), scanLog(c.bytes, epoch)
-			if len(got.frames) != len(whole.frames) || got.end != whole.end || got.torn != whole.torn || (got.damaged == nil) != (whole.damaged == nil) {
+			if got, whole := scanLog(b, epoch), scanLog(c.bytes, epoch); !sameScan(got, whole) {
 				t.Errorf("%s, epoch %d: scan of what readLog read %+v, of the file %+v", c.name, epoch, got, whole)
 			}
 		}
@@ -110,6 +109,12 @@ func TestReadLogSkipsOtherEpochs(t *testing.T) {
 	if b, err := readLog(filepath.Join(t.TempDir(), "missing"), 1); b != nil || err != nil {
 		t.Errorf("missing log: %q, %v", b, err)
 	}
+}
+
+// sameScan reports whether two scans found the same: as many frames, the
+// same end, torn or not, damaged or not.
+func sameScan(a, b logScan) bool {
+	return len(a.frames) == len(b.frames) && a.end == b.end && a.torn == b.torn && (a.damaged == nil) == (b.damaged == nil)
 }
 
 // FuzzReadLog: whatever a log file holds, what readLog reads of it for an
@@ -130,8 +135,7 @@ func FuzzReadLog(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, whole := scanLog(b, epoch), scanLog(raw, epoch)
-		if len(got.frames) != len(whole.frames) || got.end != whole.end || got.torn != whole.torn || (got.damaged == nil) != (whole.damaged == nil) {
+		if got, whole := scanLog(b, epoch), scanLog(raw, epoch); !sameScan(got, whole) {
 			t.Fatalf("scan of what readLog read %+v, of the file %+v", got, whole)
 		}
 	})
