@@ -10,6 +10,14 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// yieldBelow: a leader that finds this many writes queued or more has a
+// batch already and does not yield; with hundreds of goroutines runnable
+// a yield would make the whole batch wait for all of them. Nor does a
+// leader alone in the queue whose previous batch was alone too: a lone
+// poster in a closed loop (one child) would only pay the yield, which
+// wakes an idle thread to look for the work it put back.
+const yieldBelow = 4
+
 // committer batches the Store's writes into shared commits of the log
 // (group commit) without a timer and without a goroutine of its own.
 //
@@ -30,15 +38,13 @@ import (
 // (default 10 ms) before every commit, which caps a sequential poster at
 // about 100 posts/s; a 1 ms delay still costs a lone poster 1 ms per post;
 // and with a delay of 0 it forms no batches at all.
-// yieldBelow: a leader that finds this many writes queued or more has a
-// batch already and does not yield; with hundreds of goroutines runnable
-// a yield would make the whole batch wait for all of them.
-const yieldBelow = 4
-
 type committer struct {
 	mu      sync.Mutex
 	queue   []*write // waiting writes, oldest first
 	leading bool     // a leader is running; false only while queue is empty
+	// alone: the last batch taken was one write, so its writer had no
+	// company to wait for.
+	alone bool
 }
 
 // write is one operation for the leader: a frame to log (post, once or
@@ -81,7 +87,7 @@ func (c *committer) do(s *Store, w *write) error {
 	} else {
 		c.leading = true
 	}
-	if len(c.queue) < yieldBelow {
+	if len(c.queue) < yieldBelow && !(c.alone && len(c.queue) == 1) {
 		c.mu.Unlock()
 		runtime.Gosched() // let the runnable posters queue for this commit
 		c.mu.Lock()
@@ -91,6 +97,7 @@ func (c *committer) do(s *Store, w *write) error {
 	n := min(len(c.queue), maxBatchOps)
 	batch := c.queue[:n:n]
 	c.queue = c.queue[n:]
+	c.alone = n == 1
 	c.mu.Unlock()
 
 	errs := s.runBatch(batch)
