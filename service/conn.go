@@ -18,8 +18,9 @@ import (
 // ConnState lists a server connection's. A connection has up to two
 // goroutines: the loop goroutine (Server.serve, then conn.loop) reads and
 // handles its frames in order, and the writer goroutine (conn.writer),
-// started while something is queued, writes it. Each state says who
-// enters it.
+// started while something is queued that the socket did not take at once
+// from the goroutine that queued it (conn.writeNow), writes it. Each
+// state says who enters it.
 //
 // The first four are conn.state, one atomic value: the loop reads it
 // before every request.
@@ -82,9 +83,12 @@ type conn struct {
 	fr        *jsonframe.Reader
 	nc        net.Conn // nil for the stdio host
 	fixedHost bool
-	state     atomic.Int32  // a connState up to stateRevoked; see its doc
-	child     *binding      // set by session.hello with a child token; loop goroutine only
-	cred      peercred.Cred // the socket peer's credentials, read at accept (bind.go)
+	state     atomic.Int32 // a connState up to stateRevoked; see its doc
+	child     *binding     // set by session.hello with a child token; loop goroutine only
+	// ownHandler: the loop handles its frames itself rather than on a
+	// handler (handlers.go). Set as the loop starts.
+	ownHandler bool
+	cred       peercred.Cred // the socket peer's credentials, read at accept (bind.go)
 
 	// waitInput blocks until the socket has bytes or has ended, and says
 	// whether its peer is gone (nil: the stdio host, or no descriptor);
@@ -107,6 +111,9 @@ type conn struct {
 	writing bool      // a writer goroutine runs; guarded by qmu
 	ended   bool      // the last writer has closed written; guarded by qmu
 	out     io.Writer // where the writer writes: the socket, or the host's stdout
+	// tryWrite writes to the socket what it takes without waiting
+	// (writeNow); nil for the stdio host or without a descriptor.
+	tryWrite func([]byte) (int, error)
 	// writeFailed: a write failed, so the rest is dropped. Only the writer
 	// running touches it; writers run one after another, ordered by qmu.
 	writeFailed bool
@@ -133,6 +140,7 @@ func (s *Server) newConn(r io.Reader, nc net.Conn, host bool) *conn {
 	}
 	var ready func() error
 	if nc != nil {
+		c.tryWrite = socketTryWrite(nc)
 		if c.waitInput = peercred.WaitReadable(nc); c.waitInput != nil {
 			ready = c.inputReady
 		}
@@ -199,7 +207,11 @@ func (c *conn) revoked() bool { return c.auth() == stateRevoked }
 // Until its descriptor is closed the connection counts toward MaxPending
 // and its token's MaxConnsPerChild, however its peer left.
 func (s *Server) serve(c *conn) error {
+	c.ownHandler = s.handlers.claimOwn()
 	defer func() {
+		if c.ownHandler {
+			s.handlers.releaseOwn()
+		}
 		c.finish() // every queued reply is out before the connection closes
 		if c.nc != nil {
 			// A peer that stopped reading gets a few seconds, not forever.

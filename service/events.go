@@ -213,7 +213,7 @@ func (s *subscriber) pop(now func() time.Time) (wire.Event, bool) {
 // signal of its own for this, so while the host is behind this looks again
 // every millisecond; a host that keeps up never waits here.
 func (s *subscriber) awaitRoom(b []byte) bool {
-	for !s.c.pushWithin(b, s.c.s.cfg.MaxUnsent/2, true) {
+	for !s.c.pushWithin(b, s.c.s.cfg.MaxUnsent/2, true, true) {
 		select {
 		case <-time.After(time.Millisecond):
 		case <-s.c.stop.done():

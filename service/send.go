@@ -71,6 +71,59 @@ func (c *conn) writer() {
 // for its next frames (a reply is about 40 bytes).
 const keepIdleQueueCap = 512
 
+// startWriting writes what was just queued (c.writing set by
+// startWriterLocked): from the calling goroutine if mayWrite and the
+// socket takes all of it at once, else on a writer goroutine. Most replies are one
+// small frame to a peer that reads, and writing it here spares a
+// goroutine's start and its hand-off to another thread per reply
+// (docs/performance.md, "The cost of a report"). It never waits: a peer
+// that does not read gets what is left from the writer, bounded as
+// before.
+func (c *conn) startWriting(mayWrite bool) {
+	if !mayWrite || c.tryWrite == nil || !c.writeNow() {
+		go c.writer()
+	}
+}
+
+// writeNow makes one attempt, that never waits, to write the whole queue,
+// and reports whether it is done: nothing is left to write and c.writing
+// is cleared. False leaves c.writing set, what the socket did not take
+// first in the queue, for the writer to start on. A failed write is left
+// to the writer too, which meets the failure again and disconnects the
+// peer; so is everything once finish was called, for the writer then
+// closes written.
+func (c *conn) writeNow() bool {
+	c.qmu.Lock()
+	batch := c.queue
+	if len(batch) == 0 || c.stop.isSet() || c.writeFailed {
+		c.qmu.Unlock()
+		return false
+	}
+	c.queue = nil
+	c.qmu.Unlock()
+	n, err := c.tryWrite(batch)
+	if err != nil {
+		n = 0
+	}
+	c.qmu.Lock()
+	c.unsent -= n
+	done := n == len(batch) && len(c.queue) == 0 && !c.stop.isSet()
+	switch {
+	case done:
+		if cap(batch) <= keepIdleQueueCap {
+			c.queue = batch[:0] // the next reply's room, not an allocation
+		}
+		c.writing = false
+	case len(c.queue) == 0:
+		c.queue = batch[n:]
+	default: // queued meanwhile: after what is left of batch
+		c.queue = append(batch[n:len(batch):len(batch)], c.queue...)
+	}
+	c.qmu.Unlock()
+	c.s.budget.wrote(c, n)
+	return done
+}
+
 // startWriterLocked reports whether a writer must be started for what
 // was just queued (or for finish), and marks it running. c.qmu held.
 func (c *conn) startWriterLocked() bool {
@@ -117,12 +170,16 @@ func plainID(id json.RawMessage) bool {
 // whether it did. An empty queue always takes b. Past the server's total
 // (Config.MaxUnsentTotal), older non-readers are disconnected first, and
 // c itself when it is the oldest.
-func (c *conn) push(b []byte) bool { return c.pushWithin(b, c.s.cfg.MaxUnsent, true) }
+// Only the loop pushes its replies, and it writes them itself only when
+// it handles its own frames: the write's calls would grow a loop's stack
+// past its 2 KiB for as long as the peer stays connected (handlers.go).
+func (c *conn) push(b []byte) bool { return c.pushWithin(b, c.s.cfg.MaxUnsent, true, c.ownHandler) }
 
 // pushWithin is push with a bound of max unsent bytes; when the total is
 // passed and c is the oldest non-reader, c is disconnected if evictSelf,
-// and b is only refused otherwise.
-func (c *conn) pushWithin(b []byte, max int, evictSelf bool) bool {
+// and b is only refused otherwise. If mayWrite, the calling goroutine may
+// write the queue to the socket itself (startWriting).
+func (c *conn) pushWithin(b []byte, max int, evictSelf, mayWrite bool) bool {
 	if c.isGone() {
 		return false
 	}
@@ -140,7 +197,7 @@ func (c *conn) pushWithin(b []byte, max int, evictSelf bool) bool {
 	}
 	c.qmu.Unlock()
 	if start {
-		go c.writer()
+		c.startWriting(mayWrite)
 	}
 	for _, v := range victims {
 		c.s.overBudget(v)
@@ -199,7 +256,7 @@ func (c *conn) notify(method string, params any) error {
 		return nil
 	default:
 	}
-	if !c.pushWithin(append(b, '\n'), c.s.cfg.MaxUnsent, false) {
+	if !c.pushWithin(append(b, '\n'), c.s.cfg.MaxUnsent, false, true) {
 		c.s.stats.notifyDropped.Add(1)
 		return errSlowPeer
 	}

@@ -283,6 +283,8 @@ func BenchmarkServeOneChild(b *testing.B) {
 	b.ReportMetric(load.rate(), "reports/s")
 	b.ReportMetric(load.rate()/fsyncs, "reports/fsync")
 	b.ReportMetric(load.cpuPerReport(), "cpu-µs/report")
+	b.ReportMetric(quantile(load.rtts, 0.5), "p50-ms")
+	b.ReportMetric(quantile(load.opens, 0.5), "open-p50-ms")
 }
 
 // BenchmarkServeLatency8 is the fourth goal of docs/performance.md, "The
