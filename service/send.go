@@ -73,9 +73,9 @@ const keepIdleQueueCap = 512
 
 // startWriting writes what was just queued (c.writing set by
 // startWriterLocked): from the calling goroutine if mayWrite and the
-// socket takes all of it at once, else on a writer goroutine. Most replies are one
-// small frame to a peer that reads, and writing it here spares a
-// goroutine's start and its hand-off to another thread per reply
+// socket takes all of it at once, else on a writer goroutine. Most
+// replies are one small frame to a peer that reads, and writing it here
+// spares a goroutine's start and its hand-off to another thread per reply
 // (docs/performance.md, "The cost of a report"). It never waits: a peer
 // that does not read gets what is left from the writer, bounded as
 // before.
@@ -170,6 +170,7 @@ func plainID(id json.RawMessage) bool {
 // whether it did. An empty queue always takes b. Past the server's total
 // (Config.MaxUnsentTotal), older non-readers are disconnected first, and
 // c itself when it is the oldest.
+//
 // Only the loop pushes its replies, and it writes them itself only when
 // it handles its own frames: the write's calls would grow a loop's stack
 // past its 2 KiB for as long as the peer stays connected (handlers.go).
