@@ -23,8 +23,8 @@ import (
 // handing a frame to a goroutine and its reply back wakes an idle thread
 // each way, which on a machine of few cores takes its time from the
 // children: a server doing nothing but a line, an fdatasync and a reply
-// reached 0.58-0.72 of the disk's fsyncs/s without the hand-off and
-// 0.46-0.53 with it, and a lone child's reports 0.26-0.28 with both
+// reached 0.59-0.70 of the disk's fsyncs/s without the hand-off and
+// 0.39-0.42 with it, and a lone child's reports 0.26-0.28 with both
 // hand-offs and 0.32-0.35 without (docs/performance.md, "The cost of a
 // report"). So the first maxOwnHandlers connections served at a time,
 // pending ones included, handle their frames on their own loop
