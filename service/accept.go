@@ -91,6 +91,7 @@ func (s *Server) admit(nc net.Conn) {
 func (s *Server) ServeHost(r io.Reader, w io.Writer) error {
 	c := s.newConn(r, nil, true)
 	c.out = w
+	c.tryWrite = hostTryWrite(w)
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
