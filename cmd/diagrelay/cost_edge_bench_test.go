@@ -44,19 +44,30 @@ import (
 // claim, one compare-and-set on the bucket) with its reports (the open at
 // the home stays outside); home=paused stops the home (SIGSTOP) during the
 // edge's phases, as a home on another machine would take its consuming
-// off these 2 cores, and lets it drain before the next phase.
+// off these 2 cores, and lets it drain before the next phase;
+// raw=consumed gives the raw stream a consumer as the home is to the
+// cluster's (a durable pull consumer, explicit acks, 64 pulled ahead, each
+// message acknowledged), a process of its own consuming during the raw
+// phases (not all: those it has not consumed when the phase ends it
+// consumes before the next), so that the server does for raw publishes
+// what it does for the edge's: store, deliver, take the acks.
 //
 //	go test -run '^$' -bench ServeEdge -benchtime 3x ./cmd/diagrelay/
 func BenchmarkServeEdge(b *testing.B) {
 	for _, v := range []struct {
-		name                    string
-		claimsInside, pauseHome bool
-	}{{"claims=before", false, false}, {"claims=inside", true, false}, {"claims=before/home=paused", false, true}} {
-		b.Run(v.name, func(b *testing.B) { benchServeEdge(b, v.claimsInside, v.pauseHome) })
+		name                                 string
+		claimsInside, pauseHome, rawConsumed bool
+	}{
+		{"claims=before", false, false, false},
+		{"claims=inside", true, false, false},
+		{"claims=before/home=paused", false, true, false},
+		{"claims=before/raw=consumed", false, false, true},
+	} {
+		b.Run(v.name, func(b *testing.B) { benchServeEdge(b, v.claimsInside, v.pauseHome, v.rawConsumed) })
 	}
 }
 
-func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
+func benchServeEdge(b *testing.B, claimsInside, pauseHome, rawConsumed bool) {
 	const children, lives = 8, 20 // a phase: 8 x 20 x 5 = 800 reports
 	ns := natstest.Start(b)
 	dir := shortTempDir(b)
@@ -76,17 +87,29 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// drained waits until the home has consumed and acknowledged every
-	// report.
+	consumers := []jetstream.Consumer{consumer}
+	rawConsumerPid := 0
+	if rawConsumed {
+		var c jetstream.Consumer
+		c, rawConsumerPid = startRawConsumer(b, js, ns.URL)
+		consumers = append(consumers, c)
+	}
+	// drained waits until the home (and the raw consumer) consumed and
+	// acknowledged every message.
 	drained := func() {
 		testutil.Eventually(b, 60*time.Second, "the home consumes the edge's reports", func() bool {
-			ci, err := consumer.Info(context.Background())
-			return err == nil && ci.NumPending == 0 && ci.NumAckPending == 0
+			for _, c := range consumers {
+				ci, err := c.Info(context.Background())
+				if err != nil || ci.NumPending != 0 || ci.NumAckPending != 0 {
+					return false
+				}
+			}
+			return true
 		})
 	}
 
 	self, edgePid, homePid := os.Getpid(), edge.cmd.Process.Pid, home.Cmd.Process.Pid
-	var edgeTook, rawTook, edgeCPU, homeCPU, selfEdgeCPU, selfRawCPU, rawCPU time.Duration
+	var edgeTook, rawTook, edgeCPU, homeCPU, selfEdgeCPU, selfRawCPU, rawCPU, rawConsumerCPU time.Duration
 	var edgeN, rawN int
 	round := 0
 	for b.Loop() {
@@ -125,10 +148,17 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 			func() {
 				drained()
 				s0 := cpuTime(b, self)
+				var c0 time.Duration
+				if rawConsumed {
+					c0 = cpuTime(b, rawConsumerPid)
+				}
 				took, cpu := rawPhase(b, ns.URL, round, children, lives*reportsPerRuntime)
 				rawTook += took
 				rawCPU += cpu
 				selfRawCPU += cpuTime(b, self) - s0
+				if rawConsumed {
+					rawConsumerCPU += cpuTime(b, rawConsumerPid) - c0
+				}
 				rawN += children * lives * reportsPerRuntime
 			},
 		}
@@ -152,6 +182,9 @@ func benchServeEdge(b *testing.B, claimsInside, pauseHome bool) {
 	b.ReportMetric(us(selfEdgeCPU, edgeN), "µs-cpu-nats+children/report")
 	b.ReportMetric(us(selfRawCPU, rawN), "µs-cpu-nats/raw")
 	b.ReportMetric(us(rawCPU, rawN), "µs-cpu-publishers/raw")
+	if rawConsumed {
+		b.ReportMetric(us(rawConsumerCPU, rawN), "µs-cpu-consumer/raw")
+	}
 }
 
 // openRuntimes opens lives runtimes for each of children children at the
@@ -278,6 +311,58 @@ func rawPhase(b *testing.B, url string, round, publishers, per int) (time.Durati
 		b.Fatalf("raw publishers said %q", out)
 	}
 	return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+}
+
+// rawConsumerEnv, set to a NATS URL, makes the test binary the raw
+// stream's consumer (TestMain): it acknowledges every message of RAWBENCH
+// until killed.
+const rawConsumerEnv = "DIAGRELAY_BENCH_RAWCONSUMER"
+
+// startRawConsumer makes RAWBENCH's consumer, as cluster/home.go makes
+// the home's, and starts the process that consumes it.
+func startRawConsumer(b *testing.B, js jetstream.JetStream, url string) (jetstream.Consumer, int) {
+	c, err := js.CreateOrUpdateConsumer(context.Background(), "RAWBENCH", jetstream.ConsumerConfig{
+		Durable: "raw", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 5 * time.Second, MaxAckPending: 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), rawConsumerEnv+"="+url)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return c, cmd.Process.Pid
+}
+
+// rawConsumer is that process.
+func rawConsumer(url string) int {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	c, err := js.Consumer(context.Background(), "RAWBENCH", "raw")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := c.Consume(func(m jetstream.Msg) { m.Ack() }, jetstream.PullMaxMessages(64)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	select {}
 }
 
 // rawPubEnv, set to "URL ROUND PUBLISHERS PER", makes the test binary the

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(rawPubEnv); spec != "" {
 		os.Exit(rawPublishers(spec))
 	}
+	if url := os.Getenv(rawConsumerEnv); url != "" {
+		os.Exit(rawConsumer(url))
+	}
 	if spec := os.Getenv(floorEnv); spec != "" {
 		os.Exit(floorServe(spec))
 	}
