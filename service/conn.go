@@ -86,7 +86,8 @@ type conn struct {
 	state     atomic.Int32 // a connState up to stateRevoked; see its doc
 	child     *binding     // set by session.hello with a child token; loop goroutine only
 	// ownHandler: the loop handles its frames itself rather than on a
-	// handler (handlers.go). Set as the loop starts.
+	// handler (handlers.go). Set as the loop starts, under qmu (the
+	// writers read it there: keepIdleQueueCap).
 	ownHandler bool
 	cred       peercred.Cred // the socket peer's credentials, read at accept (bind.go)
 
@@ -207,7 +208,10 @@ func (c *conn) revoked() bool { return c.auth() == stateRevoked }
 // Until its descriptor is closed the connection counts toward MaxPending
 // and its token's MaxConnsPerChild, however its peer left.
 func (s *Server) serve(c *conn) error {
-	c.ownHandler = s.handlers.claimOwn()
+	own := s.handlers.claimOwn()
+	c.qmu.Lock()
+	c.ownHandler = own
+	c.qmu.Unlock()
 	defer func() {
 		if c.ownHandler {
 			s.handlers.releaseOwn()
@@ -332,7 +336,7 @@ func (c *conn) loop() error {
 // it writes. The wait is outside the scheduler's slots.
 func (c *conn) paceDropped() {
 	now := c.s.now()
-	if d := c.child.pace.ReserveN(now, 1).DelayFrom(now); d > 0 {
+	if d := c.child.pacer().ReserveN(now, 1).DelayFrom(now); d > 0 {
 		c.pause = d
 	}
 }

@@ -35,8 +35,11 @@ type binding struct {
 	// the four allowed was 180 bytes a thread.
 	conns []*conn
 	// pace spaces out the reports of a child whose reports the gate is
-	// dropping (see conn.paceDropped); shared by its connections.
-	pace *rate.Limiter
+	// dropping (see conn.paceDropped); shared by its connections and its
+	// nested children, so only top's is used. Made at the first drop
+	// (pacer): most children never have one, and 10,000 of them held
+	// 0.8 MB of limiters.
+	pace atomic.Pointer[rate.Limiter]
 	// cost is the child's share of the server's work (cost.go), shared
 	// by its connections.
 	cost *costBucket
@@ -119,11 +122,10 @@ func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding,
 		// multiplies neither the share nor the pace (docs/protocol.md,
 		// "Nested children").
 		b.top = opener.top
-		b.cost, b.pace = b.top.cost, b.top.pace
+		b.cost = b.top.cost
 	} else {
 		b.top = b
 		b.cost = newCostBucket(t.costRate, t.costBurst, now)
-		b.pace = rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -155,6 +157,17 @@ func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding,
 // live thread below it, at most max, once path's live binding (which
 // opening path revokes) no longer counts. Called with Server.openMu held,
 // so no other open comes between it and bind.
+// pacer returns the child's limiter of dropped reports (top's), made the
+// first time it is asked for.
+func (b *binding) pacer() *rate.Limiter {
+	top := b.top
+	if l := top.pace.Load(); l != nil {
+		return l
+	}
+	top.pace.CompareAndSwap(nil, rate.NewLimiter(PaceDroppedRate, PaceDroppedBurst))
+	return top.pace.Load()
+}
+
 func (t *tokenTable) nestedRoom(opener *binding, path string, max int) bool {
 	return t.room(&opener.top.nested, path, max)
 }
