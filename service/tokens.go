@@ -153,10 +153,6 @@ func (t *tokenTable) bindToken(rt *relay.Runtime, token string, opener *binding,
 	return b, old
 }
 
-// nestedRoom reports whether opener's top-level child may hold one more
-// live thread below it, at most max, once path's live binding (which
-// opening path revokes) no longer counts. Called with Server.openMu held,
-// so no other open comes between it and bind.
 // pacer returns the child's limiter of dropped reports (top's), made the
 // first time it is asked for.
 func (b *binding) pacer() *rate.Limiter {
@@ -168,6 +164,10 @@ func (b *binding) pacer() *rate.Limiter {
 	return top.pace.Load()
 }
 
+// nestedRoom reports whether opener's top-level child may hold one more
+// live thread below it, at most max, once path's live binding (which
+// opening path revokes) no longer counts. Called with Server.openMu held,
+// so no other open comes between it and bind.
 func (t *tokenTable) nestedRoom(opener *binding, path string, max int) bool {
 	return t.room(&opener.top.nested, path, max)
 }

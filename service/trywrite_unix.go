@@ -28,7 +28,12 @@ func socketTryWrite(nc net.Conn) func([]byte) (int, error) {
 // pipeAtomic is the most a write to a pipe takes whole, without waiting,
 // once poll says the pipe is writable: POSIX's least PIPE_BUF, and on
 // Linux a page (a writable pipe has a free page-sized slot).
-var pipeAtomic = map[bool]int{false: 512, true: 4096}[runtime.GOOS == "linux"]
+var pipeAtomic = func() int {
+	if runtime.GOOS == "linux" {
+		return 4096
+	}
+	return 512
+}()
 
 // hostTryWrite is socketTryWrite for the stdio host's replies (serve's
 // stdout): a pipe or a socket that its parent made, blocking as a rule.
