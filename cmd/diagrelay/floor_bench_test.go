@@ -27,32 +27,51 @@ const floorEnv = "DIAGRELAY_BENCH_FLOOR"
 // machine, in a process of its own, one client in a closed loop, as a
 // ratio to the disk's fsyncs/s measured on the same file system before and
 // after. handoff=0 handles each line on the connection's goroutine;
-// handoff=1 hands it to a second goroutine and takes the reply back.
+// handoff=1 hands it to a second goroutine and takes the reply back;
+// lives=5 is handoff=0 with ServeOneChild's lives (dial, a hello line
+// that is not flushed, 5 flushed lines, hang up), its flushed lines
+// counted.
 //
 //	go test -run '^$' -bench FloorOneChild -benchtime 3x ./cmd/diagrelay/
 func BenchmarkFloorOneChild(b *testing.B) {
-	for _, handoff := range []string{"0", "1"} {
-		b.Run("handoff="+handoff, func(b *testing.B) {
+	for _, v := range []struct {
+		name, handoff string
+		lives         bool
+	}{{"handoff=0", "0", false}, {"handoff=1", "1", false}, {"handoff=0/lives=5", "0", true}} {
+		b.Run(v.name, func(b *testing.B) {
 			dir := b.TempDir()
-			pid, sock := startFloor(b, dir, handoff)
-			c, err := net.Dial("unix", sock)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			r := bufio.NewReader(c)
+			pid, sock := startFloor(b, dir, v.handoff)
 			const requests = 500
+			round := func() {
+				var rtts []time.Duration
+				for range requests / reportsPerRuntime {
+					if err := floorLife(sock, &rtts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if !v.lives {
+				c, err := net.Dial("unix", sock)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				r := bufio.NewReader(c)
+				round = func() {
+					for range requests {
+						if _, err := floorRequest(c, r, floorFrame); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
 			var took, cpu time.Duration
 			var fsyncs float64
 			n := 0
 			for b.Loop() {
 				fsyncs += testutil.FsyncRate(b, dir, 500) / 2
 				cpu0, t0 := cpuTime(b, pid), time.Now()
-				for range requests {
-					if _, err := floorRequest(c, r, floorFrame); err != nil {
-						b.Fatal(err)
-					}
-				}
+				round()
 				took += time.Since(t0)
 				cpu += cpuTime(b, pid) - cpu0
 				n += requests
