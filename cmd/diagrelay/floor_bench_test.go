@@ -157,7 +157,7 @@ func startFloor(b *testing.B, dir, handoff string) (int, string) {
 	return cmd.Process.Pid, sock
 }
 
-// floorLife is one child of BenchmarkFloorLatency8, appending each flushed
+// floorLife is one life of a floor benchmark's child, appending each flushed
 // line's round trip to rtts.
 func floorLife(sock string, rtts *[]time.Duration) error {
 	c, err := net.Dial("unix", sock)
