@@ -80,6 +80,7 @@ type cleaner[T text] struct {
 	// works out when it needs it.
 	cb       int
 	cbStale  bool
+	spaceEnd bool // the pending joiners are ending for a space (spaceChar)
 	afterNew bool // the output ends with the U+FFFD of a run of code points after the floor
 }
 
@@ -266,7 +267,7 @@ func (c *cleaner[T]) keep(p props, n int) bool {
 	if !newCell {
 		cb := c.cell()
 		if c.space {
-			cb = 1 // the pending space starts the cell
+			cb = c.spaceCell()
 		}
 		if !base && cb+w+3*c.runN > cellBytes && (c.runN == 0 || cb+w+3*c.runKept(p) > cellBytes) {
 			return false
@@ -356,8 +357,13 @@ func (c *cleaner[T]) afterFloor() {
 // spaceChar handles a whitespace character at input offset at (-1 unless it
 // is a single ' ' byte): spaces collapse, and leading and trailing ones go.
 func (c *cleaner[T]) spaceChar(at int) {
-	if c.runN > 0 && !c.endRun(0, false) {
-		return
+	if c.runN > 0 {
+		c.spaceEnd = true
+		ok := c.endRun(0, false)
+		c.spaceEnd = false
+		if !ok {
+			return
+		}
 	}
 	if c.prev == prevNone || c.space {
 		return
@@ -377,9 +383,19 @@ func (c *cleaner[T]) writeSpace() bool {
 	}
 	c.units++
 	c.ss, c.glue, c.noLow, c.afterNew = 0, false, false, false
-	c.cb, c.cbStale = 1, false
+	c.cb, c.cbStale = c.spaceCell(), false
 	c.jl, c.k2, c.k1 = false, c.k1, kOther
 	return true
+}
+
+// spaceCell is the bytes of the cell a pending space goes into: its own,
+// or, after a kept ZWJ, the ZWJ's, as tmux draws whatever follows a ZWJ
+// in the cell before it.
+func (c *cleaner[T]) spaceCell() int {
+	if c.k1 == kZWJ {
+		return c.cell() + 1
+	}
+	return 1
 }
 
 // finish ends the text: pending joiners are resolved, a pending space is

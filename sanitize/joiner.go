@@ -131,9 +131,10 @@ func (c *cleaner[T]) runKeeps(next props, hasNext bool) (keep [2]bool) {
 	// A kept joiner goes into the cell of the character before it, and
 	// what follows a kept ZWJ joins that cell too (tmux draws it there).
 	// A joiner that would take the cell past cellBytes is removed, as tmux
-	// would drop it; a ZWJ also when the character after it would: so an
-	// emoji ZWJ sequence longer than a cell is split before the element
-	// that would not fit, which starts a cell of its own and is drawn.
+	// would drop it; a ZWJ also when the character after it would (a
+	// space too, which tmux also draws there): so an emoji ZWJ sequence
+	// longer than a cell is split before the element that would not fit,
+	// which starts a cell of its own and is drawn.
 	if keep == [2]bool{} {
 		return keep
 	}
@@ -143,7 +144,7 @@ func (c *cleaner[T]) runKeeps(next props, hasNext bool) (keep [2]bool) {
 			continue
 		}
 		cb += 3
-		if cb > cellBytes || c.run[k] == zwj && hasNext && cb+next.nfdBytes() > cellBytes {
+		if cb > cellBytes || c.run[k] == zwj && (hasNext && cb+next.nfdBytes() > cellBytes || c.spaceEnd && cb+1 > cellBytes) {
 			keep[k] = false
 		}
 	}

@@ -206,6 +206,9 @@ func TestZalgo(t *testing.T) {
 		{name: "a joiner does not restart the count", in: "a" + marks[:16] + "\u200D" + marks[:16], want: "a" + marks[:16]},
 		{name: "dropped joiners do not end a run", in: "a" + marks[:10] + "\u200D\u200C" + marks[:10], want: "a" + marks[:16]},
 		{name: "zalgo text keeps its first 8 marks", in: zalgo, want: norm.NFC.String("Z\u0351\u0300\u0344\u0361\u0307\u0352\u0350a\u0337\u0315\u0338\u0335\u0489\u0335l\u0489g\u0327\u0301\u0300o")},
+		{name: "a space after a kept ZWJ is drawn in the ZWJ's cell, and so are the marks after it", in: "\u09a4\u09cd\u200d " + strings.Repeat("\u0902", 8), want: "\u09a4\u09cd\u200d " + strings.Repeat("\u0902", 3)},
+		{name: "a ZWJ whose cell a space after it would take past 21 bytes is removed", in: "\u0915" + strings.Repeat("\u0334", 6) + "\u094d\u200d x", want: "\u0915" + strings.Repeat("\u0334", 6) + "\u094d x"},
+		{name: "and kept when the space fits", in: "\u0915" + strings.Repeat("\u0334", 5) + "\u094d\u200d x", want: "\u0915" + strings.Repeat("\u0334", 5) + "\u094d\u200d x"},
 		{name: "Hangul vowel jamo counted like marks, 3 bytes each in a cell of 21", in: "a" + strings.Repeat("\u1161", 40), want: "a" + strings.Repeat("\u1161", 6)},
 		// Found by FuzzClean: a virama's joiner went into a full cell.
 		{name: "a joiner that would pass the cell's 21 bytes is removed", in: full + "\u200C\u0915", want: full + "\u0915"},
