@@ -22,7 +22,11 @@ func socketTryWrite(nc net.Conn) func([]byte) (int, error) {
 	if !ok {
 		return nil
 	}
-	return rawTryWrite(sc, func(fd int, b []byte) (int, error) { return syscall.Write(fd, b) })
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rawTryWrite(rc, func(fd int, b []byte) (int, error) { return syscall.Write(fd, b) })
 }
 
 // pipeAtomic is the most a write to a pipe takes whole, without waiting,
@@ -58,11 +62,11 @@ func hostTryWrite(w io.Writer) func([]byte) (int, error) {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFSOCK:
-		return rawTryWrite(f, func(fd int, b []byte) (int, error) {
+		return rawTryWrite(rc, func(fd int, b []byte) (int, error) {
 			return unix.SendmsgN(fd, b, nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 		})
 	case unix.S_IFIFO:
-		return rawTryWrite(f, func(fd int, b []byte) (int, error) {
+		return rawTryWrite(rc, func(fd int, b []byte) (int, error) {
 			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
 			if n, err := unix.Poll(p, 0); n != 1 || err != nil || p[0].Revents&unix.POLLOUT == 0 {
 				return 0, err // full, or an error or a hang-up for the writer to meet
@@ -73,13 +77,9 @@ func hostTryWrite(w io.Writer) func([]byte) (int, error) {
 	return nil
 }
 
-// rawTryWrite runs write once on sc's descriptor, under the descriptor's
+// rawTryWrite runs write once on rc's descriptor, under the descriptor's
 // write lock, and maps "it would wait" (EAGAIN) to 0 and no error.
-func rawTryWrite(sc syscall.Conn, write func(fd int, b []byte) (int, error)) func([]byte) (int, error) {
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
+func rawTryWrite(rc syscall.RawConn, write func(fd int, b []byte) (int, error)) func([]byte) (int, error) {
 	return func(b []byte) (n int, err error) {
 		rerr := rc.Write(func(fd uintptr) bool {
 			n, err = write(int(fd), b)

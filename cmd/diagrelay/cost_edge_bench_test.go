@@ -340,19 +340,28 @@ func startRawConsumer(b *testing.B, js jetstream.JetStream, url string) (jetstre
 	return c, cmd.Process.Pid
 }
 
+// rawJetStream connects a raw process (publishers, consumer) to url.
+func rawJetStream(url string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
 // rawConsumer is that process.
 func rawConsumer(url string) int {
-	nc, err := nats.Connect(url)
+	nc, js, err := rawJetStream(url)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	c, err := js.Consumer(context.Background(), "RAWBENCH", "raw")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -379,17 +388,12 @@ func rawPublishers(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	nc, err := nats.Connect(url)
+	nc, js, err := rawJetStream(url)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	body := bytes.Repeat([]byte("r"), 260) // about an edge's encoded report
 	var failed atomic.Bool
 	begin := time.Now()
