@@ -23,11 +23,28 @@ const inFlight = 64
 func (h *Home) consume(m *relay.Manager, f Forgetter) {
 	sem := make(chan struct{}, inFlight)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	// A callback may still run after cc.Stop: once stopped is set it
+	// starts nothing (its message comes again after the ack wait), so no
+	// wg.Add races the final wg.Wait.
+	var mu sync.Mutex
+	stopped := false
+	defer func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		wg.Wait()
+	}()
 	for h.ctx.Err() == nil {
 		cc, err := h.cons.Consume(func(msg jetstream.Msg) {
 			sem <- struct{}{}
+			mu.Lock()
+			if stopped {
+				mu.Unlock()
+				<-sem
+				return
+			}
 			wg.Add(1)
+			mu.Unlock()
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				h.handle(m, msg)
