@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -114,35 +116,50 @@ func TestShutdownWritesQueuedReplies(t *testing.T) {
 	if _, err := r.ReadBytes('\n'); err != nil {
 		t.Fatal(err)
 	}
+	// The requests handled before Shutdown have their replies, in order
+	// and with no gap; frames that say the server is shutting down may
+	// follow; then the connection ends. They are read while Shutdown
+	// runs: the socket's buffer holds fewer than 500, and the server may
+	// have handled them all before Shutdown began.
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	read := make(chan error, 1)
+	next := 1
+	go func() {
+		for {
+			line, err := r.ReadBytes('\n')
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				read <- fmt.Errorf("the connection did not end after %d replies", next-1)
+				return
+			}
+			if err != nil {
+				read <- nil
+				return
+			}
+			var m struct {
+				ID    *int
+				Error *struct{ Code int }
+			}
+			if json.Unmarshal(line, &m) != nil {
+				read <- fmt.Errorf("bad frame %q", line)
+				return
+			}
+			if m.Error != nil && m.Error.Code == wire.CodeShuttingDown {
+				continue
+			}
+			if m.ID == nil || *m.ID != next {
+				read <- fmt.Errorf("reply %q, want id %d", line, next)
+				return
+			}
+			next++
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := e.srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The requests handled before Shutdown have their replies, in order
-	// and with no gap; at most one more frame says the server is shutting
-	// down; then the connection ends.
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	next := 1
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			break
-		}
-		var m struct {
-			ID    *int
-			Error *struct{ Code int }
-		}
-		if json.Unmarshal(line, &m) != nil {
-			t.Fatalf("bad frame %q", line)
-		}
-		if m.Error != nil && m.Error.Code == wire.CodeShuttingDown {
-			continue
-		}
-		if m.ID == nil || *m.ID != next {
-			t.Fatalf("reply %q, want id %d", line, next)
-		}
-		next++
+	if err := <-read; err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("%d of %d replies written before the connection ended", next-1, n)
 }
