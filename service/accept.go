@@ -35,10 +35,10 @@ func (s *Server) Serve(l net.Listener) error {
 	for {
 		nc, err := l.Accept()
 		if err == nil {
-			s.admit(nc)
+			s.admit(nc, false)
 			if ba != nil {
 				for _, nc := range ba.drain() {
-					s.admit(nc)
+					s.admit(nc, true) // drain looked at each peer a moment ago
 				}
 			}
 			pause = 0
@@ -67,11 +67,12 @@ func (s *Server) Serve(l net.Listener) error {
 
 // admit registers and serves a connection just accepted. A peer that
 // connected and already left (a connect churn) costs one look, not a
-// connection. The rest is registered here, in accept order (eviction
-// closes the oldest), and served off it.
-func (s *Server) admit(nc net.Conn) {
+// connection; looked says that look was taken already. The rest is
+// registered here, in accept order (eviction closes the oldest), and
+// served off it.
+func (s *Server) admit(nc net.Conn, looked bool) {
 	s.mem.accept()
-	if peercred.Gone(nc) {
+	if !looked && peercred.Gone(nc) {
 		nc.Close()
 		return
 	}

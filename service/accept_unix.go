@@ -24,7 +24,8 @@ const acceptBatch = 64
 // (docs/hostile-connections.md, "Connect churn").
 type batchAccepter struct {
 	rc   interface{ Control(func(fd uintptr)) error }
-	gone func() // counts one departed peer closed at accept
+	addr net.Addr // the listener's, each connection's LocalAddr
+	gone func()   // counts one departed peer closed at accept
 }
 
 func newBatchAccepter(l net.Listener, gone func()) *batchAccepter {
@@ -36,7 +37,7 @@ func newBatchAccepter(l net.Listener, gone func()) *batchAccepter {
 	if err != nil {
 		return nil
 	}
-	return &batchAccepter{rc: rc, gone: gone}
+	return &batchAccepter{rc: rc, addr: ul.Addr(), gone: gone}
 }
 
 // drain takes what the queue holds now, without waiting: the connections
@@ -57,17 +58,30 @@ func (b *batchAccepter) drain() []net.Conn {
 				b.gone()
 				continue
 			}
-			f := os.NewFile(uintptr(nfd), "")
-			nc, err := net.FileConn(f) // a duplicate, registered with the poller
-			f.Close()
-			if err != nil {
-				return
-			}
-			conns = append(conns, nc)
+			// Non-blocking, so os.NewFile registers it with the poller.
+			conns = append(conns, fileConn{File: os.NewFile(uintptr(nfd), "unix"), laddr: b.addr})
 		}
 	})
 	return conns
 }
+
+// fileConn is a connection the drain accepted, its descriptor used as
+// it is: net.FileConn would duplicate it, ask for its type and both its
+// addresses and close the original, eight system calls more a connection
+// than Accept makes, at every connection a busy accept loop drains. An
+// *os.File of a non-blocking socket reads, writes, waits and takes
+// deadlines in the runtime's poller as a net.Conn does; its errors are
+// *os.PathError, which the connection's loop does not look into.
+type fileConn struct {
+	*os.File
+	laddr net.Addr
+}
+
+func (c fileConn) LocalAddr() net.Addr { return c.laddr }
+
+// RemoteAddr is the unnamed address of a peer that connected without
+// binding a name, as Accept gives one.
+func (c fileConn) RemoteAddr() net.Addr { return &net.UnixAddr{Net: "unix"} }
 
 // fdGone is peerGone on a bare descriptor.
 func fdGone(fd int) bool {
