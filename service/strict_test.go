@@ -143,6 +143,13 @@ func TestStrictFrames(t *testing.T) {
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"diagnostic.probe"}`, `"id":null,"result"`},
 		{"negative id", `{"jsonrpc":"2.0","id":-7,"method":"diagnostic.probe"}`, `"id":-7,"result"`},
 		{"two values", `{"jsonrpc":"2.0","id":1,"method":"diagnostic.probe"} {}`, `"code":-32700`},
+		// Names and strings count as what they say once unescaped.
+		{"escaped names and values", `{"jsonrp\u0063":"2.\u0030","\u0069d":11,"method":"diagnostic.pro\u0062e"}`, `"id":11,"result"`},
+		{"escaped repeat of a name", `{"jsonrpc":"2.0","id":13,"\u006dethod":"diagnostic.probe","method":"diagnostic.probe"}`,
+			`"id":null,"error":{"code":-32600,"message":"member \"method\" appears twice`},
+		{"escaped repeat in params", `{"jsonrpc":"2.0","id":12,"method":"diagnostic.report","params":{"level":"info","message":"a","m\u0065ssage":"b"}}`,
+			`"id":12,"error":{"code":-32602,"message":"params: member \"message\" appears twice`},
+		{"escaped method", `{"jsonrpc":"2.0","id":14,"method":"diagnostic.repor\u0074","params":{"level":"info","message":"escaped"}}`, `"id":14,"result":{}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

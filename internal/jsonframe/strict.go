@@ -91,11 +91,11 @@ func (s *scanner) value(depth int, inParams bool) error {
 			if err := s.member(n, inParams); err != nil {
 				return err
 			}
-			tok, err := s.d.ReadToken()
+			name, err := readString(s.d)
 			if err != nil {
 				return err
 			}
-			if name := tok.String(); seen.add(name) && inParams && s.dupName == "" {
+			if seen.add(name) && inParams && s.dupName == "" {
 				s.dupName = name
 			}
 			if err := s.value(depth+1, inParams); err != nil {
@@ -222,11 +222,10 @@ func Decode(frame []byte) (*Request, json.RawMessage, *wire.Error) {
 		if err := s.member(n, false); err != nil {
 			return nil, NullID, s.fail(err)
 		}
-		tok, err := d.ReadToken()
+		name, err := readString(d)
 		if err != nil {
 			return nil, NullID, syntaxError(err)
 		}
-		name := tok.String()
 		if seen.add(name) && envDup == "" {
 			envDup = name
 		}
@@ -234,14 +233,14 @@ func Decode(frame []byte) (*Request, json.RawMessage, *wire.Error) {
 		switch name {
 		case "jsonrpc", "method":
 			if kind == '"' {
-				tok, err := d.ReadToken()
+				v, err := readString(d)
 				if err != nil {
 					return nil, NullID, syntaxError(err)
 				}
 				if name == "jsonrpc" {
-					version, hasVersion = tok.String(), true
+					version, hasVersion = v, true
 				} else {
-					req.Method, hasMeth = tok.String(), true
+					req.Method, hasMeth = v, true
 				}
 				continue
 			}
@@ -312,6 +311,65 @@ func Decode(frame []byte) (*Request, json.RawMessage, *wire.Error) {
 		return nil, id, wire.Errorf(wire.CodeInvalidParams, "params: member %s appears twice in an object", QuoteName(s.dupName))
 	}
 	return &req, id, nil
+}
+
+// readString reads the next string, an object's member name or a string
+// value, and returns it unquoted. The strings every request repeats (the
+// envelope's names and version, the methods, the report's members) are
+// returned as constants, without a copy: each name copied was a tenth of
+// the objects a report allocated.
+func readString(d *jsontext.Decoder) (string, error) {
+	v, err := d.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	if v.Kind() != '"' {
+		return "", errNotString
+	}
+	if raw := []byte(v); bytes.IndexByte(raw, '\\') < 0 {
+		if s, ok := common(raw[1 : len(raw)-1]); ok {
+			return s, nil
+		}
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	return string(b), err
+}
+
+// errNotString: a name or value read as a string is some other kind of
+// value, which the caller has ruled out (a name is always a string).
+var errNotString = errors.New("not a string")
+
+// common is b as one of the strings every request repeats, if it is one.
+func common(b []byte) (string, bool) {
+	switch string(b) { // compared without a conversion
+	case "jsonrpc":
+		return "jsonrpc", true
+	case "2.0":
+		return "2.0", true
+	case "id":
+		return "id", true
+	case "method":
+		return "method", true
+	case "params":
+		return "params", true
+	case wire.MethodDiagnosticReport:
+		return wire.MethodDiagnosticReport, true
+	case wire.MethodHello:
+		return wire.MethodHello, true
+	case wire.MethodRuntimeOpen:
+		return wire.MethodRuntimeOpen, true
+	case "level":
+		return "level", true
+	case "message":
+		return "message", true
+	case "source":
+		return "source", true
+	case "token":
+		return "token", true
+	case "path":
+		return "path", true
+	}
+	return "", false
 }
 
 // trimJSONSpace trims the whitespace RFC 8259 allows around a value
