@@ -26,6 +26,14 @@ import (
 //
 // The parent message and the status keep the source as it was sanitized.
 func Source(source string) string {
+	if kept(source) {
+		return source // most sources: nothing to change, nothing to copy
+	}
+	return rewrite(source)
+}
+
+// rewrite is Source character by character.
+func rewrite(source string) string {
 	var b strings.Builder
 	for _, c := range source {
 		ok := unicode.IsLetter(c) || unicode.IsMark(c) || unicode.IsDigit(c) || strings.ContainsRune("._-/@:+#", c)
@@ -38,4 +46,19 @@ func Source(source string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// kept reports whether Source returns source as it is: ASCII letters,
+// digits and the allowed punctuation only, starting with a letter or a
+// digit (no ASCII character is Prepend).
+func kept(source string) bool {
+	for i := 0; i < len(source); i++ {
+		switch c := source[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && strings.IndexByte("._-/@:+#", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -67,3 +67,28 @@ func TestFrameLookalikesCarryNothing(t *testing.T) {
 		}
 	}
 }
+
+// The sources Source returns without rewriting are exactly those its
+// rewrite leaves alone: the shortcut changes no result.
+func FuzzSourceShortcut(f *testing.F) {
+	for _, s := range []string{"", "lint", "go-vet", "a.b_c-d/e@f:g+h#i", "_a", "#1", "1#", "a b", "lint]", "ab\u0301", "\u0d4ea", "Z9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if kept(s) && rewrite(s) != s {
+			t.Fatalf("kept(%+q), but the rewrite gives %+q", s, rewrite(s))
+		}
+		if !kept(s) && rewrite(s) == s && isASCII(s) {
+			t.Fatalf("%+q is not kept, but the rewrite leaves it as it is", s)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
