@@ -2,6 +2,7 @@ package relay
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/diagrelay/diagrelay/diag"
@@ -44,49 +45,41 @@ func MessageText(from string, r diag.Report) string {
 // it is.
 func appendQuoted(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
+	const named, names = "\"\\\b\f\n\r\t", `"\bfnrt` // escaped by name: \" \\ \b \f \n \r \t
 	b = append(b, '"')
 	done := 0 // s[done:i] is to be copied as it is
 	for i := 0; i < len(s); {
 		c := s[i]
-		var esc string
-		size := 1
-		switch {
-		case c >= utf8.RuneSelf:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			size = n
-			switch {
-			case r == utf8.RuneError && n == 1:
-				esc = `\ufffd`
-			case r == '\u2028':
-				esc = `\u2028`
-			case r == '\u2029':
-				esc = `\u2029`
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
 			}
-		case c == '"':
-			esc = `\"`
-		case c == '\\':
-			esc = `\\`
-		case c == '\b':
-			esc = `\b`
-		case c == '\f':
-			esc = `\f`
-		case c == '\n':
-			esc = `\n`
-		case c == '\r':
-			esc = `\r`
-		case c == '\t':
-			esc = `\t`
-		case c < 0x20:
-			b = append(append(b, s[done:i]...), '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			b = append(b, s[done:i]...)
+			if k := strings.IndexByte(named, c); k >= 0 {
+				b = append(b, '\\', names[k])
+			} else {
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
 			i++
 			done = i
 			continue
 		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		var esc string
+		switch {
+		case r == utf8.RuneError && n == 1:
+			esc = `\ufffd`
+		case r == '\u2028':
+			esc = `\u2028`
+		case r == '\u2029':
+			esc = `\u2029`
+		}
 		if esc != "" {
 			b = append(append(b, s[done:i]...), esc...)
-			done = i + size
+			done = i + n
 		}
-		i += size
+		i += n
 	}
 	return append(append(b, s[done:]...), '"')
 }
