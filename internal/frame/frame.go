@@ -32,11 +32,14 @@ func Source(source string) string {
 	return rewrite(source)
 }
 
+// punct is the punctuation a framed source shows.
+const punct = "._-/@:+#"
+
 // rewrite is Source character by character.
 func rewrite(source string) string {
 	var b strings.Builder
 	for _, c := range source {
-		ok := unicode.IsLetter(c) || unicode.IsMark(c) || unicode.IsDigit(c) || strings.ContainsRune("._-/@:+#", c)
+		ok := unicode.IsLetter(c) || unicode.IsMark(c) || unicode.IsDigit(c) || strings.ContainsRune(punct, c)
 		if !ok || sanitize.IsPrepend(c) {
 			c = '_'
 		}
@@ -55,7 +58,7 @@ func kept(source string) bool {
 	for i := 0; i < len(source); i++ {
 		switch c := source[i]; {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case i > 0 && strings.IndexByte("._-/@:+#", c) >= 0:
+		case i > 0 && strings.IndexByte(punct, c) >= 0:
 		default:
 			return false
 		}
